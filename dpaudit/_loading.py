@@ -7,18 +7,26 @@ import os
 import sys
 from typing import Any
 
-from .errors import InvalidArgument
+from .errors import InvalidArgument, MechanismError
 
-__all__ = ["load_object", "load_pairs"]
+__all__ = ["load_object", "load_pairs", "pairs_from"]
 
 
-def load_object(spec: str, name: str = "mechanism") -> Any:
-    """Import ``module:attribute`` (attribute may be dotted); the current directory is importable."""
+def _importable_first(directories: list[str]) -> None:
+    """Put ``directories`` at the front of sys.path, in this order."""
+    for directory in reversed(directories):
+        if directory in sys.path:
+            sys.path.remove(directory)
+        sys.path.insert(0, directory)
+
+
+def load_object(spec: str, name: str = "mechanism", base: str | os.PathLike | None = None) -> Any:
+    """Import ``module:attribute`` (attribute may be dotted). Modules are looked up in ``base`` first (a
+    gate file's directory), then in the current directory, then on the usual path."""
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise InvalidArgument(name, f"{name}={spec!r} must look like 'package.module:attribute'")
     module_name, attribute = spec.split(":")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    _importable_first(([os.path.abspath(base)] if base is not None else []) + [os.getcwd()])
     try:
         value: Any = importlib.import_module(module_name)
     except Exception as exc:
@@ -30,11 +38,19 @@ def load_object(spec: str, name: str = "mechanism") -> Any:
     return value
 
 
-def load_pairs(spec: str, name: str = "neighbours") -> list[tuple[Any, Any]]:
+def load_pairs(spec: str, name: str = "neighbours", base: str | os.PathLike | None = None) -> list[tuple[Any, Any]]:
     """Import a list of (d, d_prime) pairs, or a callable returning one."""
-    value = load_object(spec, name)
+    return pairs_from(load_object(spec, name, base), spec, name)
+
+
+def pairs_from(value: Any, spec: str, name: str = "neighbours") -> list[tuple[Any, Any]]:
+    """Validate a neighbours object: a list of (d, d_prime) pairs, or a callable returning one (called here;
+    an exception in it becomes MechanismError: user code that failed, not a usage error)."""
     if callable(value):
-        value = value()
+        try:
+            value = value()
+        except Exception as exc:
+            raise MechanismError(f"{name}={spec!r}: calling it raised {type(exc).__name__}: {exc}") from exc
     try:
         pairs = [tuple(pair) for pair in value]
     except TypeError as exc:

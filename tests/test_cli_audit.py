@@ -41,8 +41,28 @@ def test_statdp_search(capsys):
     ["audit", "no_such_module_x:thing", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1"],
     ["audit", "auditor.mechanisms_for_tests:laplace_unit", "--d", "[0", "--d-prime", "[1]", "--epsilon", "1"],
     ["audit", "auditor.mechanisms_for_tests:laplace_unit", "--epsilon", "1"],
-    ["audit", "auditor.mechanisms_for_tests:crashes", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1", "--samples", "1000"],
 ])
 def test_usage_errors_exit_2(capsys, argv):
     assert main(argv) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_crashing_mechanism_exits_3_with_one_line(capsys):
+    code = main(["audit", "auditor.mechanisms_for_tests:crashes", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1",
+                 "--samples", "1000"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.count("\n") == 1 and "ZeroDivisionError: boom" in err and "block 0, seed 0" in err and "Traceback" not in err
+
+
+def test_samples_accept_scientific_notation(capsys):
+    code = main(["audit", "auditor.mechanisms_for_tests:laplace_unit", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1",
+                 "--samples", "2e3", "--workers", "1", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["samples"] == 2000
+
+
+@pytest.mark.parametrize("extra", [["--neighbours", "gate.gate_mechanisms:pairs"], ["--statdp", "3"]])
+def test_conflicting_pair_flags_are_refused(capsys, extra):
+    code = main(["audit", "auditor.mechanisms_for_tests:laplace_unit", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and "conflict" in err

@@ -30,9 +30,11 @@ from .sampling import (
     SIDE_D,
     SIDE_D_PRIME,
     Progress,
+    block_label,
     block_sizes,
     choose_backend,
     draw_block,
+    probe_randomness,
 )
 from .search import Candidate, search_witnesses
 from .witness import PatternSet, Witness, witness_from_dict
@@ -77,12 +79,13 @@ class _CountTask:
 
     def __call__(self, block: int) -> np.ndarray:
         outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY, block)
+        where = block_label(self.side, PHASE_CERTIFY, block, self.seed)
         if self.width is not None and outputs.shape[1] != self.width:
-            raise MechanismError(f"the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
+            raise MechanismError(f"{where}: the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
         try:
             return np.array([int(w.indicator(outputs).sum()) for w in self.witnesses], dtype=np.int64)
         except (IndexError, ValueError) as exc:
-            raise MechanismError(f"the mechanism's outputs (shape {outputs.shape}) do not fit the witness event: {exc}") from exc
+            raise MechanismError(f"{where}: the outputs (shape {outputs.shape}) do not fit the witness event: {exc}") from exc
 
 
 def _check_mechanism(mechanism: Any) -> Callable:
@@ -107,6 +110,21 @@ def _impossible_under(mechanism: Any, data: Any, witness: Witness) -> bool:
     if possible.shape != (rows.shape[0],):
         raise MechanismError(f"mechanism.support must return {rows.shape[0]} booleans, got shape {possible.shape}")
     return not possible.any()
+
+
+def degenerate_warning(a: np.ndarray, b: np.ndarray) -> str | None:
+    """A warning when the selection outputs cannot separate the inputs by construction: every output the
+    same value (all NaN included) on both inputs."""
+    pooled = np.concatenate([a, b])
+    if pooled.shape[0] == 0:
+        return None
+    first = pooled[0]
+    same = np.all((pooled == first) | (np.isnan(pooled) & np.isnan(first)), axis=1)
+    if not same.all():
+        return None
+    value = "NaN" if np.all(np.isnan(first)) else np.array2string(first if first.size > 1 else first[0], precision=6)
+    return (f"every output was the same value ({value}) on both inputs: the outputs carry no information to audit, "
+            "so a pass says nothing about privacy")
 
 
 def _select(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
@@ -227,6 +245,10 @@ def audit(
     witness = _check_witness(witness, direction)
 
     started = time.perf_counter()
+    probe = probe_randomness(mechanism, d, d_prime, seed, size=max(16, min(256, samples // 100)))
+    warnings = list(probe.warnings)
+    if probe.unseeded:
+        workers = 1  # independent samples need one stream of the unseeded source
     n_select = 0 if witness is not None else selection_size(samples, selection_fraction)
     n_certify = samples - n_select
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
@@ -243,6 +265,9 @@ def audit(
         else:
             a, b = draw.selection(select_sizes)  # the search sees these samples only
             width = a.shape[1]
+            degenerate = degenerate_warning(a, b)
+            if degenerate:
+                warnings.append(degenerate)
             z = float(norm.isf(side_alpha(confidence_level, certified_events)))
             search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
             candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng)
@@ -254,7 +279,7 @@ def audit(
         if not chosen:
             return AuditResult(0.0, epsilon, delta, False, "none (the outputs did not separate the inputs)", "-", 0, 0,
                                samples, n_select, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
-                               False, method, time.perf_counter() - started)
+                               False, method, time.perf_counter() - started, warnings=tuple(warnings))
         per_block_d, per_block_dp = draw.certification(certify_sizes, tuple(c.witness for c in chosen), width)
 
     counts_d, counts_dp = per_block_d.sum(axis=0), per_block_dp.sum(axis=0)
@@ -308,4 +333,5 @@ def audit(
         witness=candidate.witness.to_dict(),
         details=details,
         support_proof=proven,
+        warnings=tuple(warnings),
     )

@@ -12,7 +12,7 @@ datasets drawn from hypothesis strategies with their add/remove or replace-one n
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -138,11 +138,13 @@ def search_pairs(
     confidence_level: float = 0.95,
     seed: int = 0,
     workers: int | None = None,
+    keep_details: bool = False,
 ) -> PairSearchResult:
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
     Returns the best certified pair; its bound holds with probability >= confidence_level jointly
-    with the other certified pairs' (Bonferroni over ``top``).
+    with the other certified pairs' (Bonferroni over ``top``). ``keep_details`` keeps the certified
+    audits' details (for report figures drawn from the same numbers as the tables).
 
     Example:
         >>> import numpy as np
@@ -174,12 +176,12 @@ def search_pairs(
     for row in ranking:
         d, d_prime = pairs[row["index"]]
         result = audit(mechanism, d, d_prime, epsilon, delta, samples, per_pair_confidence,
-                       _pair_seed(seed, 2, row["index"]), workers=workers)
+                       _pair_seed(seed, 2, row["index"]), workers=workers, keep_details=keep_details)
         certified.append({"index": row["index"], "epsilon_lower": result.epsilon_lower, "event": result.event})
         if best is None or result.epsilon_lower > best[0].epsilon_lower:
             best = (result, row["index"])
     result, index = best
     # Report the overall confidence, not the per-pair one.
-    result = AuditResult(**{**result.__dict__, "confidence_level": confidence_level,
-                            "method": result.method + f"; best of {top} certified pairs (Bonferroni) after screening {len(pairs)}"})
+    result = replace(result, confidence_level=confidence_level,
+                     method=result.method + f"; best of {top} certified pairs (Bonferroni) after screening {len(pairs)}")
     return PairSearchResult(result, tuple(pairs[index]), tuple(screened), tuple(certified))

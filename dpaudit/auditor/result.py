@@ -62,6 +62,7 @@ class AuditResult:
     witness: dict | None = None  # the witness event's to_dict(): re-certify it with audit(..., witness=...)
     details: AuditDetails | None = field(default=None, repr=False, compare=False)
     support_proof: bool = False  # epsilon_lower = inf: the mechanism's exact support rules the event out
+    warnings: tuple[str, ...] = ()  # degenerate outputs, an unseeded random source (run in one process), ...
 
     @property
     def epsilon_estimate(self) -> float:
@@ -87,4 +88,5 @@ class AuditResult:
             f"epsilon >= {self.epsilon_lower:.4f} with confidence {self.confidence_level:g} "
             f"(claimed {self.epsilon:g}, delta {self.delta:g}): {verdict}; witness {self.event} [{self.direction}]; "
             f"ceiling {self.ceiling:.3g} at {self.certification_samples} certification samples per input"
+            + "".join(f"\nwarning: {w}" for w in self.warnings)
         )

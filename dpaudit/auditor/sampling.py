@@ -5,17 +5,29 @@ by ``SeedSequence(seed, spawn_key=(side, phase, b))``. Results therefore depend 
 on how blocks are grouped into memory chunks or spread over workers. The statistics never see the
 backend: a backend maps a picklable per-block task over block indices and returns per-block results,
 so a distributed backend (a cluster's map) can be added by implementing :class:`Backend`.
+
+RNG discipline. Third-party mechanisms often ignore the ``rng`` they are given and draw from the global
+``numpy.random`` or ``random`` state. Before each block the sampler therefore seeds both global states
+from the block's own seed sequence (and restores the caller's state afterwards), so such mechanisms are
+reproducible and their blocks independent, in one process or across forked workers (which would
+otherwise replay identical copies of the parent's global state). :func:`probe_randomness` detects the
+mechanisms that still read an unseeded source (outputs differ between two runs of the same block) or
+that ignore every seed (identical outputs for different seeds).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import random
+import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,7 +41,11 @@ __all__ = [
     "PHASE_SELECT",
     "PHASE_CERTIFY",
     "PHASE_ACCURACY",
+    "PHASE_PROBE",
     "draw_raw_block",
+    "seeded_global_state",
+    "probe_randomness",
+    "RandomnessProbe",
     "Backend",
     "SerialBackend",
     "ProcessBackend",
@@ -43,7 +59,10 @@ __all__ = [
 
 BLOCK_SIZE = 1 << 16
 SIDE_D, SIDE_D_PRIME = 0, 1
-PHASE_SELECT, PHASE_CERTIFY, PHASE_ACCURACY = 0, 1, 2
+PHASE_SELECT, PHASE_CERTIFY, PHASE_ACCURACY, PHASE_PROBE = 0, 1, 2, 3
+_GLOBAL_STATE_KEY = 1  # extra spawn-key word: the global states' seeds never equal the rng's stream
+_SIDE_NAMES = {SIDE_D: "d", SIDE_D_PRIME: "d_prime"}
+_PHASE_NAMES = {PHASE_SELECT: "selection", PHASE_CERTIFY: "certification", PHASE_ACCURACY: "accuracy", PHASE_PROBE: "probe"}
 
 
 def block_sizes(total: int, block: int = BLOCK_SIZE) -> list[int]:
@@ -56,7 +75,10 @@ def validated_outputs(raw: Any, size: int, where: str) -> np.ndarray:
     """Check a mechanism's batch: a real-valued array of ``size`` outputs stacked on axis 0, of shape
     (size,) or (size, d). Raises MechanismError naming what is wrong."""
     if isinstance(raw, (list, tuple)):
-        raw = np.asarray(raw)
+        try:
+            raw = np.asarray(raw)
+        except (ValueError, TypeError) as exc:  # ragged lists and the like
+            raise MechanismError(f"{where}: the mechanism returned a list that is not a rectangular array of numbers ({exc})") from exc
     if not isinstance(raw, np.ndarray):
         raise MechanismError(f"{where}: the mechanism returned {type(raw).__name__}, expected a numpy array of {size} outputs")
     if raw.ndim == 0 or raw.shape[0] != size:
@@ -84,17 +106,87 @@ def _generator(seed: int, side: int, phase: int, block: int) -> np.random.Genera
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(side, phase, block)))
 
 
+@contextmanager
+def seeded_global_state(seed: int, side: int, phase: int, block: int) -> Iterator[None]:
+    """Seed the global ``numpy.random`` and ``random`` states from the block's seed sequence for the
+    duration of the block, then restore the caller's states."""
+    saved_numpy, saved_python = np.random.get_state(), random.getstate()
+    words = np.random.SeedSequence(seed, spawn_key=(side, phase, block, _GLOBAL_STATE_KEY)).generate_state(8)
+    np.random.seed(words)
+    random.seed(int.from_bytes(words.tobytes(), "little"))
+    try:
+        yield
+    finally:
+        np.random.set_state(saved_numpy)
+        random.setstate(saved_python)
+
+
+def block_label(side: int, phase: int, block: int, seed: int) -> str:
+    """Where a block comes from, for error messages: input, phase, block index and seed."""
+    return f"mechanism on {_SIDE_NAMES.get(side, side)} ({_PHASE_NAMES.get(phase, phase)} block {block}, seed {seed})"
+
+
 def draw_raw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, phase: int, block: int) -> np.ndarray:
     """Draw one block of ``size`` validated outputs, as the mechanism shapes them; a crash in the
-    mechanism becomes MechanismError."""
-    where = f"mechanism on {'d' if side == SIDE_D else 'd_prime'}"
+    mechanism becomes MechanismError naming the input, the block and the seed."""
+    where = block_label(side, phase, block, seed)
     try:
-        raw = mechanism(data, size, _generator(seed, side, phase, block))
-    except MechanismError:
-        raise
+        with seeded_global_state(seed, side, phase, block):
+            raw = mechanism(data, size, _generator(seed, side, phase, block))
+    except MechanismError as exc:
+        raise MechanismError(f"{where}: {exc}") from exc
     except Exception as exc:  # the mechanism is user code: report any crash clearly
         raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
     return validated_outputs(raw, size, where)
+
+
+@dataclass(frozen=True)
+class RandomnessProbe:
+    """What :func:`probe_randomness` found about a mechanism's use of randomness.
+
+    ``unseeded``: two runs of the same block differed, so the mechanism reads a source the sampler does
+    not seed (results are not reproducible, and forked workers may replay copies of it: audits run it in
+    one process). ``data_blind``: for the same seed the outputs on d and d_prime were identical.
+    """
+
+    unseeded: bool
+    data_blind: bool
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+
+
+def probe_randomness(mechanism: Callable, d: Any, d_prime: Any | None, seed: int, size: int = 256) -> RandomnessProbe:
+    """Check a mechanism's randomness on small probe blocks (their own streams: audits are unchanged).
+
+    Raises MechanismError when the outputs vary within a block but are identical for two different seeds
+    (the mechanism ignores every seed: its samples would repeat from block to block, so no confidence
+    statement would hold).
+    """
+    first = draw_raw_block(mechanism, d, size, seed, SIDE_D, PHASE_PROBE, 0)
+    again = draw_raw_block(mechanism, d, size, seed, SIDE_D, PHASE_PROBE, 0)
+    other = draw_raw_block(mechanism, d, size, seed, SIDE_D, PHASE_PROBE, 1)
+    varies = first.shape[0] > 1 and not all(_same(first[i], first[0]) for i in range(1, min(first.shape[0], 64)))
+    warnings = []
+    unseeded = not _same(first, again)
+    if unseeded:
+        warnings.append("the mechanism's outputs differ between two runs with the same seed: it reads a random source "
+                        "the sampler does not seed (not the rng it is given, nor the global numpy.random/random state); "
+                        "it was run in a single process so its samples stay independent, and results are not reproducible")
+    elif varies and _same(first, other):
+        raise MechanismError("the mechanism's outputs vary within a block but are identical for two different seeds: it "
+                             "ignores the rng it is given and seeds its own generator, so its samples repeat from block "
+                             "to block and no confidence statement would hold; draw from the rng argument")
+    data_blind = False
+    if d_prime is not None and not unseeded:
+        on_other_input = draw_raw_block(mechanism, d_prime, size, seed, SIDE_D, PHASE_PROBE, 0)
+        data_blind = _same(first, on_other_input)
+        if data_blind:
+            warnings.append(f"the outputs on d and d_prime were identical for the same random seed ({size} draws): the "
+                            "mechanism may ignore its input or the pair may not differ; a pass says nothing about privacy")
+    return RandomnessProbe(unseeded, data_blind, tuple(warnings))
 
 
 def draw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, phase: int, block: int) -> np.ndarray:
@@ -144,13 +236,17 @@ class ProcessBackend:
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> ProcessBackend:
-        self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+    def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         if self._pool is None:
@@ -158,11 +254,20 @@ class ProcessBackend:
                 return self.map(task, blocks)
         futures = [self._pool.submit(task, block) for block in blocks]
         results = []
-        for future in futures:
-            results.append(future.result())
+        for block, future in zip(blocks, futures):
+            try:
+                results.append(future.result())
+            except BrokenProcessPool as exc:
+                raise MechanismError(f"a worker process died while drawing block {block} (the mechanism crashed its "
+                                     "process: os._exit, a fatal signal or out of memory)") from exc
             if self.progress:
                 self.progress.advance()
         return results
+
+
+def _ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _picklable(*objects: object) -> bool:

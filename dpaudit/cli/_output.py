@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..reporting import to_json
 
-__all__ = ["emit", "json_argument"]
+__all__ = ["emit", "json_argument", "positive_seconds", "sample_count"]
 
 
 def json_argument(text: str, name: str) -> Any:
@@ -27,3 +27,33 @@ def emit(payload: dict[str, Any], summary: str, as_json: bool) -> None:
         print(summary, file=sys.stderr)
     else:
         print(summary)
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0 seconds and finite")
+    return value
+
+
+def sample_count(text: str) -> int:
+    """argparse type: a positive whole count, also written 1e6 or 1_000_000."""
+    import argparse
+
+    cleaned = text.strip().replace("_", "")
+    try:
+        value = float(cleaned) if any(c in cleaned for c in ".eE") else int(cleaned)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count (examples: 1000000, 1e6, 1_000_000)") from None
+    if isinstance(value, float) and not (value.is_integer() and value < 2**63):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number")
+    if int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return int(value)

@@ -7,7 +7,7 @@ import argparse
 from .._loading import load_object
 from ..auditor import check_accuracy
 from ..errors import InvalidArgument
-from ._output import emit, json_argument
+from ._output import emit, json_argument, sample_count
 
 __all__ = ["register"]
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=float, default=None, help="claimed error bound (default: mechanism.accuracy(beta))")
     p.add_argument("--beta", type=float, default=0.05)
     p.add_argument("--error", help="package.module:function error(data, outputs) (default: mechanism.error)")
-    p.add_argument("--samples", type=int, default=100_000)
+    p.add_argument("--samples", type=sample_count, default=100_000, help="runs (default 10^5; 1e5 works)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")

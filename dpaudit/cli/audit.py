@@ -7,7 +7,7 @@ import argparse
 from .._loading import load_object, load_pairs
 from ..auditor import audit, search_pairs, statdp_query_pairs
 from ..errors import InvalidArgument
-from ._output import emit, json_argument
+from ._output import emit, json_argument, sample_count
 
 __all__ = ["register"]
 
@@ -16,6 +16,10 @@ def _run(args: argparse.Namespace) -> int:
     mechanism = load_object(args.mechanism, "mechanism")
     common = dict(epsilon=args.epsilon, delta=args.delta, samples=args.samples,
                   confidence_level=args.confidence_level, seed=args.seed, workers=args.workers)
+    given = [flag for flag, value in (("--d/--d-prime", args.d is not None or args.d_prime is not None),
+                                      ("--neighbours", args.neighbours), ("--statdp", args.statdp)) if value]
+    if len(given) > 1:
+        raise InvalidArgument("d", f"{' and '.join(given)} conflict: give one way of naming the pair(s)")
     if args.neighbours or args.statdp:
         pairs = load_pairs(args.neighbours) if args.neighbours else statdp_query_pairs(args.statdp)
         found = search_pairs(mechanism, pairs, top=args.top, **common)
@@ -43,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=3, help="pairs certified after screening (default 3)")
     p.add_argument("--epsilon", type=float, required=True, help="claimed epsilon")
     p.add_argument("--delta", type=float, default=0.0, help="claimed delta (default 0)")
-    p.add_argument("--samples", type=int, default=1_000_000, help="runs per input (default 10^6)")
+    p.add_argument("--samples", type=sample_count, default=1_000_000, help="runs per input (default 10^6; 1e6 and 1_000_000 work)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")

@@ -6,6 +6,7 @@ seed = 0
 false_alarm_rate = 0.01      # optional: bound on the whole gate's false-alarm probability, split over all checks
 samples = 1_000_000          # default for audits
 workers = 2                  # default: all cores
+timeout = 600                # optional: default per-entry time limit in seconds (an entry may set its own)
 
 [[audit]]
 name = "laplace-count"
@@ -15,6 +16,7 @@ epsilon = 1.0
 delta = 0.0
 samples = 1_000_000
 confidence_level = 0.99
+timeout = 120                              # optional: seconds; a hung mechanism is stopped, the entry is an ERROR
 
 [[accuracy]]
 name = "laplace-theorem-3"
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._loading import load_object, load_pairs
+from .._loading import load_object, pairs_from
 from ..errors import ConfigError, DPAuditError
 
 __all__ = ["GateSettings", "AuditSpec", "AccuracySpec", "BudgetSpec", "GateConfig", "load_config"]
@@ -60,6 +62,7 @@ class GateSettings:
     accuracy_samples: int = 100_000
     confidence_level: float = 0.99
     workers: int | None = None
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,20 @@ class AuditSpec:
     confidence_level: float
     top: int
     source: str  # where the mechanism came from, for reports
+    timeout: float | None = None
+    neighbours: Any = None  # a callable returning the pairs: called when the entry runs (its failure is the entry's)
+
+    def resolved(self) -> AuditSpec:
+        """This spec with ``pairs`` filled in from a neighbours callable (raises MechanismError if it fails)."""
+        if self.neighbours is None:
+            return self
+        from dataclasses import replace
+
+        return replace(self, pairs=tuple(pairs_from(self.neighbours, self.source_neighbours)), neighbours=None)
+
+    @property
+    def source_neighbours(self) -> str:
+        return f"neighbours of {self.name!r}"
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,7 @@ class AccuracySpec:
     samples: int
     confidence_level: float
     source: str
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +112,7 @@ class BudgetSpec:
     kind: str
     max_epsilon: float
     parameters: dict[str, Any] = field(default_factory=dict)
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -157,7 +176,7 @@ class _Entry:
     def load(self, key: str) -> Any:
         spec = self.get(key, str)
         try:
-            return load_object(spec, key)
+            return load_object(spec, key, Path(self.path).parent)
         except DPAuditError as exc:
             raise self.error(key, str(exc)) from exc
 
@@ -166,6 +185,11 @@ _EPSILON = dict(check=lambda v: math.isfinite(v) and v >= 0, rule=">= 0 and fini
 _DELTA = dict(check=lambda v: 0 <= v < 1, rule="in [0, 1)")
 _CONFIDENCE = dict(check=lambda v: 0 < v < 1, rule="in (0, 1)")
 _POSITIVE_INT = dict(check=lambda v: v >= 1, rule="a positive integer")
+_TIMEOUT = dict(check=lambda v: math.isfinite(v) and v > 0, rule="> 0 seconds and finite")
+
+
+def _timeout(entry: _Entry, settings: GateSettings | None) -> float | None:
+    return entry.get("timeout", float, settings.timeout if settings is not None else None, **_TIMEOUT)
 
 
 def _example(entry: _Entry) -> Any:
@@ -191,8 +215,11 @@ def _pairs(entry: _Entry, example: Any) -> tuple[tuple[Any, Any], ...]:
     if entry.has("neighbours"):
         value = entry.table["neighbours"]
         if isinstance(value, str):
+            loaded = entry.load("neighbours")
+            if callable(loaded):
+                return loaded  # called when the entry runs: an exception there is that entry's error
             try:
-                return tuple(load_pairs(value))
+                return tuple(pairs_from(loaded, value))
             except DPAuditError as exc:
                 raise entry.error("neighbours", str(exc)) from exc
         if isinstance(value, list) and value and all(isinstance(p, list) and len(p) == 2 for p in value):
@@ -217,25 +244,28 @@ def _mechanism(entry: _Entry) -> tuple[Any, Any, str]:
 
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = _Entry(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
-                                                   "delta", "samples", "confidence_level", "top"})
+                                                   "delta", "samples", "confidence_level", "top", "timeout"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
+    pairs = _pairs(entry, example)
     return AuditSpec(
         name=name,
         mechanism=mechanism,
-        pairs=_pairs(entry, example),
+        pairs=() if callable(pairs) else pairs,
+        neighbours=pairs if callable(pairs) else None,
         epsilon=entry.get("epsilon", float, **_EPSILON) if (entry.has("epsilon") or example is None) else example.mechanism.privacy.epsilon,
         delta=entry.get("delta", float, example.mechanism.privacy.delta if example is not None else 0.0, **_DELTA),
         samples=entry.get("samples", int, settings.samples, check=lambda v: v >= 200, rule=">= 200"),
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
         top=entry.get("top", int, 3, **_POSITIVE_INT),
         source=source,
+        timeout=_timeout(entry, settings),
     )
 
 
 def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> AccuracySpec:
     entry = _Entry(path, "accuracy", index, table, {"name", "mechanism", "example", "data", "beta", "alpha", "error",
-                                                      "samples", "confidence_level"})
+                                                      "samples", "confidence_level", "timeout"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
     if entry.has("data"):
@@ -258,6 +288,7 @@ def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> Accu
         samples=entry.get("samples", int, settings.accuracy_samples, **_POSITIVE_INT),
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
         source=source,
+        timeout=_timeout(entry, settings),
     )
 
 
@@ -275,10 +306,10 @@ _BUDGET_KEYS = {
 _BUDGET_REQUIRED = {"composition": ("epsilon", "k", "delta"), "dpsgd": ("noise_multiplier", "sampling_probability", "steps", "delta")}
 
 
-def _budget(path: str, index: int, table: Any) -> BudgetSpec:
+def _budget(path: str, index: int, table: Any, settings: GateSettings | None = None) -> BudgetSpec:
     kind = table.get("kind", "composition") if isinstance(table, dict) else None
     keys = _BUDGET_KEYS.get(kind, {})
-    entry = _Entry(path, "budget", index, table, {"name", "kind", "max_epsilon", *keys})
+    entry = _Entry(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys})
     name = entry.get("name", str)
     if kind not in _BUDGET_KEYS:
         raise entry.error("kind", f"{kind!r} must be one of {sorted(_BUDGET_KEYS)}")
@@ -287,11 +318,12 @@ def _budget(path: str, index: int, table: Any) -> BudgetSpec:
         if entry.has(key) or key in _BUDGET_REQUIRED[kind]:
             parameters[key] = entry.get(key, kind_type, **rule)
     max_epsilon = entry.get("max_epsilon", float, **_EPSILON)
-    return BudgetSpec(name, kind, max_epsilon, parameters)
+    return BudgetSpec(name, kind, max_epsilon, parameters, timeout=_timeout(entry, settings))
 
 
 def _settings(path: str, table: Any) -> GateSettings:
-    entry = _Entry(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers"})
+    entry = _Entry(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers",
+                                                 "timeout"})
     return GateSettings(
         seed=entry.get("seed", int, 0, check=lambda v: v >= 0, rule=">= 0"),
         false_alarm_rate=entry.get("false_alarm_rate", float, None, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
@@ -299,6 +331,7 @@ def _settings(path: str, table: Any) -> GateSettings:
         accuracy_samples=entry.get("accuracy_samples", int, 100_000, **_POSITIVE_INT),
         confidence_level=entry.get("confidence_level", float, 0.99, **_CONFIDENCE),
         workers=entry.get("workers", int, None, **_POSITIVE_INT),
+        timeout=entry.get("timeout", float, None, **_TIMEOUT),
     )
 
 
@@ -323,7 +356,7 @@ def load_config(path: str | Path) -> GateConfig:
     settings = _settings(label, document.get("gate", {}))
     audits = tuple(_audit(label, i, t, settings) for i, t in enumerate(document.get("audit", [])))
     accuracy = tuple(_accuracy(label, i, t, settings) for i, t in enumerate(document.get("accuracy", [])))
-    budgets = tuple(_budget(label, i, t) for i, t in enumerate(document.get("budget", [])))
+    budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
     names = [spec.name for spec in (*audits, *accuracy, *budgets)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -7,6 +7,10 @@ that an unchanged, correct configuration fails is at most the reported ``false_a
 sum of the a_i (union bound). With a baseline, an audit's a_i is split in half between its violation
 test and its regression test, and accuracy checks are corrected together with Holm's method.
 
+Containment. Every entry runs in its own child process (``isolation.py``): an entry that raises, crashes
+or exceeds its ``timeout`` is reported as an ERROR with its file, name and the exception, and the other
+entries still run; the false-alarm split does not change (an entry that errs simply certifies nothing).
+
 Regression. The baseline records each audit's witness event and certification counts. The new run
 certifies a lower bound L on that same event's privacy loss (fresh samples), and the baseline counts
 give an upper bound U on it for the old mechanism; L > U means the event leaks significantly more
@@ -18,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,8 +33,9 @@ from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
+from .isolation import EntryError, run_isolated
 
-__all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve"]
+__all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
 
 @dataclass
@@ -49,16 +55,34 @@ class GateResult:
     budget_curves: dict[str, tuple] = field(default_factory=dict, repr=False)  # name -> (x, {label: y}, x label)
 
     @property
+    def rows(self) -> list[dict[str, Any]]:
+        return [*self.audits, *self.accuracy, *self.budgets]
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """Entries that could not be completed (they raised, crashed or timed out)."""
+        return [row for row in self.rows if row.get("error")]
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """Entries that completed and failed: a violation, a regression, a rejected theorem, an exceeded budget."""
+        return [row for row in self.rows if not row.get("error") and not row["passed"]]
+
+    @property
     def passed(self) -> bool:
-        return (all(row["passed"] for row in self.audits) and all(row["passed"] for row in self.accuracy)
-                and all(row["passed"] for row in self.budgets))
+        return all(row["passed"] for row in self.rows)
+
+    @property
+    def status(self) -> str:
+        """"FAILED" on any finding, else "ERROR" when an entry could not be completed, else "PASSED"."""
+        return "FAILED" if self.findings else ("ERROR" if self.errors else "PASSED")
 
     def baseline(self) -> dict[str, Any]:
         """What a later run compares against (``--baseline``): the audits with their witness events and counts."""
         return json_ready({"config": self.config, "audits": self.audits})
 
     def to_dict(self) -> dict[str, Any]:
-        return json_ready({"config": self.config, "seed": self.seed, "passed": self.passed,
+        return json_ready({"config": self.config, "seed": self.seed, "passed": self.passed, "status": self.status,
                            "false_alarm_bound": self.false_alarm_bound, "seconds": self.seconds,
                            "audits": self.audits, "accuracy": self.accuracy, "budgets": self.budgets})
 
@@ -96,13 +120,7 @@ def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, ke
     if len(spec.pairs) == 1:
         d, d_prime = spec.pairs[0]
         return audit(spec.mechanism, d, d_prime, seed=seed, keep_details=keep, **common), spec.pairs[0]
-    found = search_pairs(spec.mechanism, spec.pairs, top=min(spec.top, len(spec.pairs)), seed=seed, **common)
-    if keep:  # re-running for plot details is cheap relative to the search and keeps search_pairs simple
-        index = _pair_index(spec.pairs, found.pair)
-        d, d_prime = spec.pairs[index]
-        detailed = audit(spec.mechanism, d, d_prime, seed=seed, keep_details=True, witness=found.result.witness,
-                         direction=found.result.direction, **{**common, "samples": min(spec.samples, 200_000)})
-        return replace(found.result, details=detailed.details), found.pair
+    found = search_pairs(spec.mechanism, spec.pairs, top=min(spec.top, len(spec.pairs)), seed=seed, keep_details=keep, **common)
     return found.result, found.pair
 
 
@@ -140,14 +158,15 @@ def _audit_row(spec: AuditSpec, result: Any, pair: Any, regression: dict[str, An
         "ceiling": result.ceiling, "direction": result.direction, "count_p": result.count_p, "count_q": result.count_q,
         "certification_samples": result.certification_samples, "witness": result.witness,
         "pair": [np.asarray(pair[0]).tolist(), np.asarray(pair[1]).tolist()], "false_alarm_share": alpha,
+        "warnings": list(result.warnings), "support_proof": result.support_proof,
     }
 
 
-def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], seed: int) -> tuple[list[dict], dict]:
-    results = [check_accuracy(spec.mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error,
-                              samples=spec.samples, confidence_level=1.0 - a, seed=_entry_seed(seed, spec.name), name=spec.name)
-               for spec, a in zip(specs, alphas)]
-    tested = [i for i, r in enumerate(results) if r.applicable]
+def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], outcomes: list[Any],
+                   kept: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of the accuracy checks from their results (or error rows), Holm-adjusted together."""
+    results = list(outcomes)
+    tested = [i for i, r in enumerate(results) if not isinstance(r, dict) and r.applicable]
     if len(tested) > 1 and len({alphas[i] for i in tested}) == 1:
         # Equal shares: Holm's step-down at the family's total level is valid and more powerful.
         family = alphas[tested[0]] * len(tested)
@@ -156,10 +175,14 @@ def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], seed: i
             results[i] = replace(results[i], p_value=p, holds=p >= family)
     rows = []
     for spec, result, a in zip(specs, results, alphas):
+        if isinstance(result, dict):  # the entry could not be completed
+            rows.append(result)
+            continue
         row = result.to_dict()
         row.update({"passed": result.holds is not False, "source": spec.source, "false_alarm_share": a})
         rows.append(row)
-    return rows, {spec.name: result for spec, result in zip(specs, results)}
+        kept[spec.name] = result
+    return rows
 
 
 def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
@@ -201,31 +224,128 @@ def budget_curve(spec: BudgetSpec, points: int = 12) -> tuple[np.ndarray, dict[s
     return xs, {rows[-1]["method"]: [row["epsilon_upper"] for row in rows]}, length_key
 
 
+@dataclass(frozen=True)
+class EntryReport:
+    """Passed to ``run_gate``'s ``on_entry`` callback as each entry finishes (for streamed output)."""
+
+    kind: str  # "audit", "accuracy" or "budget"
+    index: int  # 1-based position among all entries
+    total: int
+    row: dict[str, Any]
+
+
+def _error_row(kind: str, spec: Any, error: EntryError, seconds: float, alpha: float | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": spec.name, "kind": kind, "passed": False, "status": "ERROR", "error": error.to_dict(),
+                           "seconds": seconds, "source": getattr(spec, "source", None)}
+    if kind == "audit":
+        row.update({"epsilon": spec.epsilon, "delta": spec.delta, "epsilon_lower": None, "violated": False, "event": None,
+                    "samples": spec.samples, "confidence_level": 1.0 - alpha if alpha is not None else spec.confidence_level,
+                    "false_alarm_share": alpha})
+    elif kind == "accuracy":
+        row.update({"alpha": spec.alpha, "beta": spec.beta, "samples": spec.samples, "applicable": True, "holds": None,
+                    "false_alarm_share": alpha})
+    else:
+        row.update({"max_epsilon": spec.max_epsilon, "parameters": dict(spec.parameters)})
+    return row
+
+
+def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, seed: int, workers: int | None, keep: bool,
+                 record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
+    spec = spec.resolved()
+    result, pair = _run_audit(spec, share, entry_seed, workers, keep)
+    regression = _regression(spec, record, share, seed, workers) if with_baseline else None
+    return _audit_row(spec, result, pair, regression, alpha), result
+
+
+def _accuracy_entry(spec: AccuracySpec, alpha: float, seed: int) -> Any:
+    return check_accuracy(spec.mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
+                          confidence_level=1.0 - alpha, seed=_entry_seed(seed, spec.name), name=spec.name)
+
+
+def _budget_entry(spec: BudgetSpec, keep: bool) -> tuple[dict[str, Any], Any]:
+    return evaluate_budget(spec), (budget_curve(spec) if keep else None)
+
+
+def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> dict[str, dict[str, Any]]:
+    if baseline is None:
+        return {}
+    if not isinstance(baseline, dict) or not isinstance(baseline.get("audits"), list):
+        raise ConfigError("baseline: not a dpaudit check result (expected a JSON object with an 'audits' list)")
+    records = {row.get("name"): row for row in baseline["audits"] if isinstance(row, dict)}
+    names = {spec.name for spec in config.audits}
+    if config.audits and not names & set(records):
+        raise ConfigError(f"baseline: none of its audits ({', '.join(sorted(map(str, records))) or 'none'}) matches an "
+                          f"[[audit]] entry of {config.path} ({', '.join(sorted(names))}); was it written for another config?")
+    return records
+
+
 def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed: int | None = None,
-             keep_details: bool = False) -> GateResult:
-    """Run every entry of ``config``; ``baseline`` is a previous run's ``to_dict()`` (for regressions)."""
+             keep_details: bool = False, timeout: float | None = None,
+             on_entry: Callable[[EntryReport], None] | None = None,
+             heartbeat: Callable[[str, float], None] | None = None) -> GateResult:
+    """Run every entry of ``config``; ``baseline`` is a previous run's ``to_dict()`` (for regressions).
+
+    Each entry runs isolated, with its own ``timeout`` (else ``timeout`` here); ``on_entry`` is called as
+    each entry finishes and ``heartbeat(label, seconds)`` about every 10 s while one runs.
+    """
     started = time.perf_counter()
     settings = config.settings
     seed = settings.seed if seed is None else seed
     m = config.check_count
     audit_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in config.audits]
     accuracy_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in config.accuracy]
-    records = {}
-    if baseline is not None:
-        if not isinstance(baseline, dict) or not isinstance(baseline.get("audits"), list):
-            raise ConfigError("baseline: not a dpaudit check result (expected a JSON object with an 'audits' list)")
-        records = {row.get("name"): row for row in baseline["audits"] if isinstance(row, dict)}
+    records = _baseline_records(baseline, config)
+    total = len(config.audits) + len(config.accuracy) + len(config.budgets)
+    position = 0
+
+    def run(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> tuple[Any, EntryError | None, float]:
+        limit = spec.timeout if getattr(spec, "timeout", None) is not None else timeout
+        label = f"{kind} {spec.name!r}"
+        beat = (lambda elapsed: heartbeat(label, elapsed)) if heartbeat else None
+        began = time.perf_counter()
+        try:
+            return run_isolated(function, arguments, timeout=limit, heartbeat=beat), None, time.perf_counter() - began
+        except EntryError as error:
+            return None, error, time.perf_counter() - began
+
+    def report(kind: str, row: dict[str, Any]) -> None:
+        nonlocal position
+        position += 1
+        if on_entry is not None:
+            on_entry(EntryReport(kind, position, total, row))
 
     rows, results = [], {}
     for spec, alpha in zip(config.audits, audit_alphas):
         share = alpha / 2.0 if baseline is not None else alpha
-        entry_seed = _entry_seed(seed, spec.name)
-        result, pair = _run_audit(spec, share, entry_seed, settings.workers, keep_details)
-        regression = _regression(spec, records.get(spec.name), share, seed, settings.workers) if baseline is not None else None
-        rows.append(_audit_row(spec, result, pair, regression, alpha))
-        results[spec.name] = result
-    accuracy_rows, accuracy_results = _accuracy_rows(config.accuracy, accuracy_alphas, seed)
-    budgets = [evaluate_budget(spec) for spec in config.budgets]
-    curves = {spec.name: budget_curve(spec) for spec in config.budgets} if keep_details else {}
+        arguments = (spec, share, alpha, _entry_seed(seed, spec.name), seed, settings.workers, keep_details,
+                     records.get(spec.name), baseline is not None)
+        value, error, seconds = run("audit", spec, _audit_entry, arguments)
+        if error is None:
+            row, results[spec.name] = value
+        else:
+            row = _error_row("audit", spec, error, seconds, alpha)
+        rows.append(row)
+        report("audit", row)
+
+    accuracy_results: dict[str, Any] = {}
+    outcomes: list[Any] = []
+    for spec, alpha in zip(config.accuracy, accuracy_alphas):
+        value, error, seconds = run("accuracy", spec, _accuracy_entry, (spec, alpha, seed))
+        outcomes.append(value if error is None else _error_row("accuracy", spec, error, seconds, alpha))
+    accuracy_rows = _accuracy_rows(config.accuracy, accuracy_alphas, outcomes, accuracy_results)
+    for row in accuracy_rows:
+        report("accuracy", row)
+
+    budgets, curves = [], {}
+    for spec in config.budgets:
+        value, error, seconds = run("budget", spec, _budget_entry, (spec, keep_details))
+        if error is None:
+            row, curve = value
+            if curve is not None:
+                curves[spec.name] = curve
+        else:
+            row = _error_row("budget", spec, error, seconds)
+        budgets.append(row)
+        report("budget", row)
     return GateResult(config.path, seed, rows, accuracy_rows, budgets, float(sum(audit_alphas) + sum(accuracy_alphas)),
                       time.perf_counter() - started, results, accuracy_results, curves)

@@ -1,4 +1,9 @@
-"""The gate's report directory: report.md (readable on GitHub), report.json, baseline.json and PNG figures."""
+"""The gate's report directory: report.md (readable on GitHub), report.json, baseline.json and PNG figures.
+
+The directory is built beside its target and swapped in (``dpaudit._io.building_directory``): an
+interrupted or failed run leaves the previous report whole, and files of a previous report that this one
+does not produce are removed (``manifest.json`` lists the report's files).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._io import building_directory
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curves
 from .text import format_number, to_json
+
+REPORT_FILES = ("report.md", "report.json", "baseline.json", "audit-*.png", "budget-*.png", "curve-*.png")
 
 __all__ = ["write_gate_report"]
 
@@ -21,10 +29,20 @@ def _cell(value: Any) -> str:
 
 
 def write_gate_report(result: Any, directory: str | Path) -> Path:
-    """Write the report of a gate run into ``directory`` and return the Markdown file's path."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    verdict = "PASSED" if result.passed else "FAILED"
+    """Write the report of a gate run into ``directory`` (atomically, as a whole) and return the Markdown
+    file's path."""
+    with building_directory(directory, REPORT_FILES) as out:
+        _write(result, out)
+    return Path(directory) / "report.md"
+
+
+def _error_cell(row: dict[str, Any]) -> str:
+    error = row["error"]
+    return f"ERROR: {error['type']}: {error['message']}".replace("|", "/").replace("\n", " ")
+
+
+def _write(result: Any, out: Path) -> None:
+    verdict = getattr(result, "status", "PASSED" if result.passed else "FAILED")
     lines = [
         f"# dpaudit gate report: {verdict}",
         "",
@@ -38,6 +56,9 @@ def write_gate_report(result: Any, directory: str | Path) -> Path:
                   "| name | claimed (eps, delta) | epsilon_lower | ceiling | confidence | verdict | regression | witness event |",
                   "|---|---|---|---|---|---|---|---|"]
         for row in result.audits:
+            if row.get("error"):
+                lines.append(f"| {row['name']} | ({_cell(row['epsilon'])}, {_cell(row['delta'])}) | - | - | - | {_error_cell(row)} | - | - |")
+                continue
             regression = row.get("regression") or {}
             status = regression.get("status", "-")
             if "baseline_upper" in regression and "epsilon_lower_now" in regression:
@@ -51,6 +72,9 @@ def write_gate_report(result: Any, directory: str | Path) -> Path:
                   "| name | alpha | beta | failure rate [CI] | p-value | empirical (1-beta)-quantile | slack | verdict |",
                   "|---|---|---|---|---|---|---|---|"]
         for row in result.accuracy:
+            if row.get("error"):
+                lines.append(f"| {row['name']} | {_cell(row['alpha'])} | {_cell(row['beta'])} | - | - | - | - | {_error_cell(row)} |")
+                continue
             if not row["applicable"]:
                 lines.append(f"| {row['name']} | {_cell(row['alpha'])} | {_cell(row['beta'])} | - | - | - | - | not tested: {row['reason']} |")
                 continue
@@ -61,8 +85,20 @@ def write_gate_report(result: Any, directory: str | Path) -> Path:
     if result.budgets:
         lines += ["## Budgets", "", "| name | method | epsilon_upper | max_epsilon | delta | verdict |", "|---|---|---|---|---|---|"]
         for row in result.budgets:
+            if row.get("error"):
+                lines.append(f"| {row['name']} | - | - | {_cell(row['max_epsilon'])} | - | {_error_cell(row)} |")
+                continue
             lines.append(f"| {row['name']} | {row['method']} | {_cell(row['epsilon_upper'])} | {_cell(row['max_epsilon'])} | "
                          f"{_cell(row['delta'])} | {'pass' if row['passed'] else 'EXCEEDED'} |")
+        lines.append("")
+    warned = [(row["name"], w) for row in result.audits for w in (row.get("warnings") or ())]
+    if warned:
+        lines += ["## Warnings", "", *[f"- **{name}**: {warning}" for name, warning in warned], ""]
+    errors = [row for row in (*result.audits, *result.accuracy, *result.budgets) if row.get("error")]
+    if errors:
+        lines += ["## Entries that could not be completed", "",
+                  "They certify nothing; the rest of the gate ran normally (exit code 3 unless something else was found).", ""]
+        lines += [f"- **{row['name']}** ({row['error']['kind']}): `{row['error']['type']}`: {row['error']['message']}" for row in errors]
         lines.append("")
     figures = []
     for row in result.audits:
@@ -83,9 +119,6 @@ def write_gate_report(result: Any, directory: str | Path) -> Path:
         figures += [f"### {row['name']}", "", f"![{row['name']} budget]({path.name})", ""]
     if figures:
         lines += ["## Figures", "", *figures]
-    report = out / "report.md"
-    report.write_text("\n".join(lines).rstrip() + "\n")
-    payload = result.to_dict()
-    (out / "report.json").write_text(to_json(payload) + "\n")
+    (out / "report.md").write_text("\n".join(lines).rstrip() + "\n")
+    (out / "report.json").write_text(to_json(result.to_dict()) + "\n")
     (out / "baseline.json").write_text(to_json(result.baseline()) + "\n")
-    return report

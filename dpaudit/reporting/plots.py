@@ -17,10 +17,15 @@ _D_COLOUR, _DP_COLOUR, _WITNESS_COLOUR = "#1f77b4", "#ff7f0e", "#2ca02c"
 
 
 def _save(figure: Any, path: Path) -> Path:
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
+    """Save as PNG atomically (a temporary file moved into place): a failure leaves no partial image."""
+    from .._io import atomic_write
+
+    try:
+        figure.tight_layout()
+        atomic_write(path, lambda temporary: figure.savefig(temporary, dpi=110, format="png"))
+    finally:
+        plt.close(figure)
+    return Path(path)
 
 
 def plot_audit_outputs(result: Any, path: Path, title: str) -> Path | None:
@@ -100,8 +105,15 @@ def plot_bound_curve(result: Any, path: Path, title: str) -> Path | None:
     axis.plot(n, bounds, marker="o", markersize=3, color=_WITNESS_COLOUR, label="certified lower bound")
     axis.axhline(result.epsilon, color="black", linestyle="--", linewidth=1, label=f"claimed epsilon = {result.epsilon:g}")
     axis.plot(n, ceilings, color="grey", linestyle=":", label="ceiling (largest certifiable)")
-    top = max(max(bounds), result.epsilon) * 1.3 + 0.1
-    axis.set_ylim(0, min(top, max(ceilings)))
+    # The table's number is the full-budget bound: it is the curve's last point, or infinity (exact support).
+    reported = result.epsilon_lower
+    top = max(max(bounds), result.epsilon, ceilings[-1]) * 1.15 + 0.1
+    axis.set_ylim(0, top)
+    if getattr(result, "support_proof", False) or (isinstance(reported, float) and np.isinf(reported)):
+        axis.annotate("epsilon = inf (exact support proof)", xy=(n[-1], top), xytext=(n[-1], top * 0.8), ha="right",
+                      fontsize=8, color=_WITNESS_COLOUR, arrowprops=dict(arrowstyle="->", color=_WITNESS_COLOUR))
+    else:
+        axis.annotate(f"{reported:.4g}", xy=(n[-1], bounds[-1]), xytext=(4, 4), textcoords="offset points", fontsize=8)
     axis.set_xscale("log")
     axis.set_xlabel("certification samples per input")
     axis.set_ylabel("epsilon")
