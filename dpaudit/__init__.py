@@ -4,8 +4,32 @@ Accountant numbers are upper bounds (``dpaudit.accountant``); auditor numbers ar
 hold with the stated confidence (``dpaudit.audit``).
 """
 
-from .auditor import AccuracyResult, AuditResult, audit, check_accuracy
-from .guarantee import Guarantee
+from __future__ import annotations
 
-__all__ = ["audit", "AuditResult", "check_accuracy", "AccuracyResult", "Guarantee"]
+import importlib
+from typing import Any
+
+# Public names and the modules that define them, imported on first use (``dpaudit --help`` and the
+# budget commands start without loading scipy, statsmodels, matplotlib or sympy).
+_LAZY = {
+    "audit": "dpaudit.auditor",
+    "AuditResult": "dpaudit.auditor",
+    "check_accuracy": "dpaudit.auditor",
+    "AccuracyResult": "dpaudit.auditor",
+    "Guarantee": "dpaudit.guarantee",
+}
+
+__all__ = list(_LAZY)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from .._loading import load_object
-from ..auditor import check_accuracy
 from ..errors import InvalidArgument
 from ._output import emit, json_argument, sample_count
 
@@ -22,6 +21,8 @@ def _example(name: str):
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..auditor import check_accuracy
+
     if (args.mechanism is None) == (args.example is None):
         raise InvalidArgument("mechanism", "give a mechanism as package.module:callable, or --example NAME")
     if args.example:

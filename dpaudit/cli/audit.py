@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from .._loading import load_object, load_pairs
-from ..auditor import audit, search_pairs, statdp_query_pairs
 from ..errors import InvalidArgument
 from ._output import emit, json_argument, sample_count
 
@@ -13,6 +12,8 @@ __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..auditor import audit, search_pairs, statdp_query_pairs
+
     mechanism = load_object(args.mechanism, "mechanism")
     common = dict(epsilon=args.epsilon, delta=args.delta, samples=args.samples,
                   confidence_level=args.confidence_level, seed=args.seed, workers=args.workers)
