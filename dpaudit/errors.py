@@ -15,6 +15,7 @@ __all__ = [
     "InfeasibleBudgetError",
     "MechanismError",
     "ConfigError",
+    "ClusterError",
 ]
 
 
@@ -56,3 +57,8 @@ class MechanismError(DPAuditError, RuntimeError):
 
 class ConfigError(DPAuditError, ValueError):
     """A gate configuration file is malformed; the message names the file, entry and key."""
+
+
+class ClusterError(DPAuditError, RuntimeError):
+    """A Dask cluster could not run the work: unreachable scheduler, no workers, workers that cannot import
+    the mechanism, mismatched package versions. The message says which and how to fix it."""

@@ -200,6 +200,7 @@ def audit(
     workers: int | None = None,
     progress: bool | None = None,
     keep_details: bool = False,
+    scheduler: Any = None,
 ) -> AuditResult:
     """Certify a lower bound on ``mechanism``'s epsilon from ``samples`` runs on each of d and d_prime.
 
@@ -216,6 +217,8 @@ def audit(
             samples are then certification samples. ``direction`` picks "d -> d_prime" or
             "d_prime -> d" (default: both, with the confidence split).
         workers: worker processes (default: all cores; 1 = in this process).
+        scheduler: run the blocks on a Dask cluster: its address ("tcp://host:8786") or a
+            ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         keep_details: attach selection samples, the witness and per-block counts (for reports).
 
@@ -248,12 +251,12 @@ def audit(
     probe = probe_randomness(mechanism, d, d_prime, seed, size=max(16, min(256, samples // 100)))
     warnings = list(probe.warnings)
     if probe.unseeded:
-        workers = 1  # independent samples need one stream of the unseeded source
+        workers, scheduler = 1, False  # independent samples need one stream of the unseeded source
     n_select = 0 if witness is not None else selection_size(samples, selection_fraction)
     n_certify = samples - n_select
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes)), enabled=progress)
-    backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar)
+    backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
     draw = _Sampler(backend, mechanism, d, d_prime, seed)
 
     with backend:

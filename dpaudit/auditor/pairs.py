@@ -139,6 +139,7 @@ def search_pairs(
     seed: int = 0,
     workers: int | None = None,
     keep_details: bool = False,
+    scheduler: Any = None,
 ) -> PairSearchResult:
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
@@ -167,7 +168,8 @@ def search_pairs(
 
     screened = []
     for index, (d, d_prime) in enumerate(pairs):
-        quick = audit(mechanism, d, d_prime, epsilon, delta, screen_samples, 0.5, _pair_seed(seed, 1, index), workers=workers)
+        quick = audit(mechanism, d, d_prime, epsilon, delta, screen_samples, 0.5, _pair_seed(seed, 1, index), workers=workers,
+                      scheduler=scheduler)
         screened.append({"index": index, "epsilon_screen": quick.epsilon_lower, "event": quick.event})
     ranking = sorted(screened, key=lambda row: -row["epsilon_screen"])[:top]
 
@@ -176,7 +178,8 @@ def search_pairs(
     for row in ranking:
         d, d_prime = pairs[row["index"]]
         result = audit(mechanism, d, d_prime, epsilon, delta, samples, per_pair_confidence,
-                       _pair_seed(seed, 2, row["index"]), workers=workers, keep_details=keep_details)
+                       _pair_seed(seed, 2, row["index"]), workers=workers, keep_details=keep_details,
+                       scheduler=scheduler)
         certified.append({"index": row["index"], "epsilon_lower": result.epsilon_lower, "event": result.event})
         if best is None or result.epsilon_lower > best[0].epsilon_lower:
             best = (result, row["index"])

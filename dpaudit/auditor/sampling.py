@@ -279,8 +279,14 @@ def _picklable(*objects: object) -> bool:
 
 
 def choose_backend(workers: int | None, total_samples: int, mechanism: Callable, data: Iterable,
-                   progress: Progress | None) -> SerialBackend | ProcessBackend:
-    """Processes when more than one worker is wanted, the job is large and everything pickles."""
+                   progress: Progress | None, scheduler: Any = None) -> Backend:
+    """A Dask cluster when a scheduler is given (argument or $DPAUDIT_SCHEDULER); else processes when more
+    than one worker is wanted, the job is large and everything pickles; else this process."""
+    from .dask_backend import DaskBackend, resolve_scheduler
+
+    scheduler = resolve_scheduler(scheduler)
+    if scheduler is not None:
+        return DaskBackend(scheduler, progress)
     count = (os.cpu_count() or 1) if workers is None else workers
     if count > 1 and total_samples >= 4 * BLOCK_SIZE and _picklable(mechanism, *data):
         return ProcessBackend(count, progress)

@@ -13,7 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import DPAuditError, MechanismError
+from ..errors import ClusterError, DPAuditError, MechanismError
 from . import accuracy, audit, budget, check
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FINDING", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED",
@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.close()
         finally:
             return EXIT_OK
-    except MechanismError as exc:
+    except (MechanismError, ClusterError) as exc:
         return _fail(exc, EXIT_INCOMPLETE)
     except (DPAuditError, ValueError, TypeError) as exc:
         return _fail(exc, EXIT_USAGE)

@@ -33,7 +33,8 @@ from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
-from .isolation import EntryError, run_isolated
+from .executors import Job, entry_executor
+from .isolation import EntryError
 
 __all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
@@ -116,7 +117,9 @@ def _pair_index(pairs: tuple, pair: Any) -> int | None:
 
 
 def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, keep: bool) -> tuple[Any, Any]:
-    common = dict(epsilon=spec.epsilon, delta=spec.delta, samples=spec.samples, confidence_level=1.0 - alpha, workers=workers)
+    # scheduler=False: an entry draws its blocks where it runs (a local child process or one cluster task).
+    common = dict(epsilon=spec.epsilon, delta=spec.delta, samples=spec.samples, confidence_level=1.0 - alpha, workers=workers,
+                  scheduler=False)
     if len(spec.pairs) == 1:
         d, d_prime = spec.pairs[0]
         return audit(spec.mechanism, d, d_prime, seed=seed, keep_details=keep, **common), spec.pairs[0]
@@ -138,7 +141,7 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     d, d_prime = spec.pairs[index]
     again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
                   seed=_entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
-                  direction=record.get("direction"), workers=workers)
+                  direction=record.get("direction"), workers=workers, scheduler=False)
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
     q_hat = int(record["count_q"]) / n
@@ -282,10 +285,11 @@ def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> di
 def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed: int | None = None,
              keep_details: bool = False, timeout: float | None = None,
              on_entry: Callable[[EntryReport], None] | None = None,
-             heartbeat: Callable[[str, float], None] | None = None) -> GateResult:
+             heartbeat: Callable[[str, float], None] | None = None, scheduler: Any = None) -> GateResult:
     """Run every entry of ``config``; ``baseline`` is a previous run's ``to_dict()`` (for regressions).
 
-    Each entry runs isolated, with its own ``timeout`` (else ``timeout`` here); ``on_entry`` is called as
+    Each entry runs isolated (a child process here, or one task on the Dask cluster named by ``scheduler``
+    or $DPAUDIT_SCHEDULER), with its own ``timeout`` (else ``timeout`` here); ``on_entry`` is called as
     each entry finishes and ``heartbeat(label, seconds)`` about every 10 s while one runs.
     """
     started = time.perf_counter()
@@ -298,54 +302,55 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     total = len(config.audits) + len(config.accuracy) + len(config.budgets)
     position = 0
 
-    def run(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> tuple[Any, EntryError | None, float]:
-        limit = spec.timeout if getattr(spec, "timeout", None) is not None else timeout
-        label = f"{kind} {spec.name!r}"
-        beat = (lambda elapsed: heartbeat(label, elapsed)) if heartbeat else None
-        began = time.perf_counter()
-        try:
-            return run_isolated(function, arguments, timeout=limit, heartbeat=beat), None, time.perf_counter() - began
-        except EntryError as error:
-            return None, error, time.perf_counter() - began
-
     def report(kind: str, row: dict[str, Any]) -> None:
         nonlocal position
         position += 1
         if on_entry is not None:
             on_entry(EntryReport(kind, position, total, row))
 
-    rows, results = [], {}
-    for spec, alpha in zip(config.audits, audit_alphas):
-        share = alpha / 2.0 if baseline is not None else alpha
-        arguments = (spec, share, alpha, _entry_seed(seed, spec.name), seed, settings.workers, keep_details,
-                     records.get(spec.name), baseline is not None)
-        value, error, seconds = run("audit", spec, _audit_entry, arguments)
-        if error is None:
-            row, results[spec.name] = value
-        else:
-            row = _error_row("audit", spec, error, seconds, alpha)
-        rows.append(row)
-        report("audit", row)
+    with entry_executor(scheduler, heartbeat) as executor:
+        workers = executor.workers_per_entry or settings.workers
 
-    accuracy_results: dict[str, Any] = {}
-    outcomes: list[Any] = []
-    for spec, alpha in zip(config.accuracy, accuracy_alphas):
-        value, error, seconds = run("accuracy", spec, _accuracy_entry, (spec, alpha, seed))
-        outcomes.append(value if error is None else _error_row("accuracy", spec, error, seconds, alpha))
-    accuracy_rows = _accuracy_rows(config.accuracy, accuracy_alphas, outcomes, accuracy_results)
-    for row in accuracy_rows:
-        report("accuracy", row)
+        def job(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> Job:
+            limit = spec.timeout if getattr(spec, "timeout", None) is not None else timeout
+            return executor.submit(Job(kind, spec.name, function, arguments, limit))
 
-    budgets, curves = [], {}
-    for spec in config.budgets:
-        value, error, seconds = run("budget", spec, _budget_entry, (spec, keep_details))
-        if error is None:
-            row, curve = value
-            if curve is not None:
-                curves[spec.name] = curve
-        else:
-            row = _error_row("budget", spec, error, seconds)
-        budgets.append(row)
-        report("budget", row)
+        audit_jobs = [job("audit", spec, _audit_entry, (spec, alpha / 2.0 if baseline is not None else alpha, alpha,
+                                                          _entry_seed(seed, spec.name), seed, workers, keep_details,
+                                                          records.get(spec.name), baseline is not None))
+                      for spec, alpha in zip(config.audits, audit_alphas)]
+        accuracy_jobs = [job("accuracy", spec, _accuracy_entry, (spec, alpha, seed)) for spec, alpha in zip(config.accuracy, accuracy_alphas)]
+        budget_jobs = [job("budget", spec, _budget_entry, (spec, keep_details)) for spec in config.budgets]
+
+        rows, results = [], {}
+        for spec, alpha, pending in zip(config.audits, audit_alphas, audit_jobs):
+            value, error, seconds = executor.wait(pending)
+            if error is None:
+                row, results[spec.name] = value
+            else:
+                row = _error_row("audit", spec, error, seconds, alpha)
+            rows.append(row)
+            report("audit", row)
+
+        accuracy_results: dict[str, Any] = {}
+        outcomes: list[Any] = []
+        for spec, alpha, pending in zip(config.accuracy, accuracy_alphas, accuracy_jobs):
+            value, error, seconds = executor.wait(pending)
+            outcomes.append(value if error is None else _error_row("accuracy", spec, error, seconds, alpha))
+        accuracy_rows = _accuracy_rows(config.accuracy, accuracy_alphas, outcomes, accuracy_results)
+        for row in accuracy_rows:
+            report("accuracy", row)
+
+        budgets, curves = [], {}
+        for spec, pending in zip(config.budgets, budget_jobs):
+            value, error, seconds = executor.wait(pending)
+            if error is None:
+                row, curve = value
+                if curve is not None:
+                    curves[spec.name] = curve
+            else:
+                row = _error_row("budget", spec, error, seconds)
+            budgets.append(row)
+            report("budget", row)
     return GateResult(config.path, seed, rows, accuracy_rows, budgets, float(sum(audit_alphas) + sum(accuracy_alphas)),
                       time.perf_counter() - started, results, accuracy_results, curves)
