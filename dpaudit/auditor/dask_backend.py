@@ -32,7 +32,7 @@ __all__ = ["DaskBackend", "resolve_scheduler", "SCHEDULER_VARIABLE", "CONNECT_TI
 
 SCHEDULER_VARIABLE = "DPAUDIT_SCHEDULER"
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
-MAX_BLOCKS_PER_TASK = 64  # 64 blocks of 65,536 samples: about 4 * 10^6 samples per task
+MAX_BLOCKS_PER_TASK = 1024  # at most 1024 blocks of 65,536 samples (6.7 * 10^7) per task; at least 4 tasks per worker
 
 
 def resolve_scheduler(scheduler: Any) -> Any:
