@@ -6,11 +6,11 @@ Each function mirrors an expression of :mod:`dpaudit.symbolic` and is tested aga
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy.special import lambertw
 
 from .._numeric import round_up
 from .._validation import (
@@ -33,9 +33,22 @@ __all__ = [
     "fraction_down",
 ]
 
+def _one_sided_limit() -> float:
+    """The root q* in (0, 1) of 1 - q = e^{-2q}, i.e. 1 + W0(-2 e^-2)/2, by Newton's method from 1 (the
+    function is convex and decreasing there, so the iterates decrease monotonically to the root)."""
+    q = 1.0
+    for _ in range(100):
+        step = (1.0 - q - math.exp(-2.0 * q)) / (-1.0 + 2.0 * math.exp(-2.0 * q))
+        if step == 0.0 or not q - step < q:
+            break
+        q -= step
+    return q
+
+
 #: Largest q for which 1 - q >= e^{-2q}: the validity limit of the one-sided ("weaker hypothesis")
-#: version of the secrecy-of-the-sample lemma, q* = 1 + W0(-2 e^-2)/2 ~= 0.7968.
-SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT: float = float(1.0 + lambertw(-2.0 * math.exp(-2.0), 0).real / 2.0)
+#: version of the secrecy-of-the-sample lemma, q* = 1 + W0(-2 e^-2)/2 ~= 0.7968 (computed without scipy
+#: so that importing the accountant stays light).
+SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT: float = _one_sided_limit()
 
 
 def fraction_up(value: Fraction) -> float:
@@ -62,37 +75,81 @@ def _broadcast(epsilons: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np
     )
 
 
-def basic(epsilons: Any, deltas: Any = 0.0) -> Guarantee:
+def basic(epsilons: Any, deltas: Any = 0.0, *, k: int | None = None) -> Guarantee:
     """Basic composition: running (epsilon_i, delta_i)-DP mechanisms (even adaptively) is
     (sum epsilon_i, sum delta_i)-DP (Dwork et al. 2006; Dwork & Roth 2014, Theorem 3.16).
 
     Args:
         epsilons: one per-step epsilon or a sequence of them.
         deltas: one per-step delta (applied to every step) or a sequence of the same length.
+        k: compose k identical steps of the scalar ``epsilons`` and ``deltas`` (k * epsilon, k * delta)
+            in O(1) time and memory, without building a list of k values; both must then be scalars.
 
     Returns:
-        The total guarantee, summed exactly and rounded up; a delta sum >= 1 is reported as 1 (vacuous).
+        The total guarantee, summed exactly and rounded up; a delta sum >= 1 is reported as 1 (vacuous);
+        an epsilon sum beyond the float range is math.inf.
 
     Example:
         >>> basic([0.25, 0.5], 1e-6)
         Guarantee(epsilon=0.75, delta=2e-06)
+        >>> basic(0.25, 2**-50, k=10**12)
+        Guarantee(epsilon=250000000000.0, delta=0.0008881784197001252)
     """
     eps = check_real_sequence(epsilons, "epsilons", minimum=0.0)
     dels = check_real_sequence(deltas, "deltas", minimum=0.0, below=1.0)
+    if k is not None:
+        k = check_positive_int(k, "k")
+        for name, values in (("epsilons", eps), ("deltas", dels)):
+            if values.size != 1:
+                raise InvalidArgument(
+                    name, f"{name} has {values.size} entries but k={k} composes one repeated step; give a scalar {name} with k"
+                )
+        return Guarantee(_multiple_up(float(eps[0]), k), min(1.0, _multiple_up(float(dels[0]), k)))
     eps, dels = _broadcast(eps, dels)
     return Guarantee(_exact_sum_up(eps), min(1.0, _exact_sum_up(dels)))
+
+
+def _fraction_up_or_inf(value: Fraction) -> float:
+    """fraction_up, with math.inf for a value beyond the float range (an upper bound)."""
+    try:
+        return fraction_up(value)
+    except OverflowError:
+        return math.inf
+
+
+def _multiple_up(value: float, k: int) -> float:
+    """k * value exactly, rounded up (math.inf beyond the float range)."""
+    return _fraction_up_or_inf(Fraction(value) * k)
 
 
 def _exact_sum_up(values: np.ndarray) -> float:
     """The exact sum of the floats in ``values``, rounded up (repeated values are multiplied, not added)."""
     distinct, counts = np.unique(values, return_counts=True)
-    return fraction_up(sum((Fraction(float(v)) * int(c) for v, c in zip(distinct, counts)), Fraction(0)))
+    return _fraction_up_or_inf(sum((Fraction(float(v)) * int(c) for v, c in zip(distinct, counts)), Fraction(0)))
+
+
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
+_UNIT_ROUNDOFF = 2.0**-53
+
+
+def _exp_up(log_value: float, log_error: float) -> float:
+    """An upper bound on e^x for x <= log_value + log_error (math.inf beyond the float range)."""
+    bound = log_value + log_error
+    return math.inf if bound > _LOG_FLOAT_MAX else round_up(math.exp(bound), ulps=2)
 
 
 def _advanced_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
-    """Float evaluation of sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), rounded up."""
-    first = math.sqrt(2.0 * k * -math.log(delta_slack)) * epsilon
-    second = k * epsilon * math.expm1(epsilon)
+    """sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1), rounded up; the second term in log space
+    (ln k + ln eps + eps + ln(1 - e^-eps)) when e^eps overflows, so any finite answer is returned and
+    math.inf only when the answer itself exceeds the float range. Exactly 0.0 for eps = 0."""
+    if epsilon == 0.0:
+        return 0.0
+    first = math.sqrt(2.0 * float(k) * -math.log(delta_slack)) * epsilon
+    if epsilon <= 700.0:
+        second = float(k) * epsilon * math.expm1(epsilon)
+    else:
+        log_second = math.log(k) + math.log(epsilon) + epsilon + math.log1p(-math.exp(-epsilon))
+        second = _exp_up(log_second, 4.0 * _UNIT_ROUNDOFF * (abs(log_second) + 2.0))
     return round_up(first + second, ulps=8)
 
 
@@ -159,7 +216,7 @@ def amplify(
         )
     theorem = check_choice(theorem, "theorem", ("tight", "secrecy_of_sample", "secrecy_of_sample_one_sided"))
     if theorem == "tight":
-        return Guarantee(round_up(math.log1p(q * math.expm1(epsilon)), ulps=4), fraction_up(Fraction(q) * Fraction(delta)))
+        return Guarantee(_amplified_epsilon(epsilon, q), fraction_up(Fraction(q) * Fraction(delta)))
     if scheme != "poisson" or delta != 0.0:
         raise InvalidArgument("theorem", f"theorem={theorem!r} needs Poisson sampling and delta = 0")
     if epsilon > 1.0:
@@ -171,3 +228,19 @@ def amplify(
             f"sampling_probability={q!r} must be < {limit:.6g} for theorem={theorem!r}",
         )
     return Guarantee(fraction_up(2 * Fraction(q)), 0.0)
+
+
+def _amplified_epsilon(epsilon: float, q: float) -> float:
+    """ln(1 + q(e^eps - 1)), rounded up, in log space: log1p(q expm1(eps)) while e^eps is finite,
+    else ln(q e^eps + (1 - q)) = logaddexp(ln q + eps, ln(1 - q)) with its float error bounded
+    (finite for every finite eps). Exactly 0.0 for eps = 0."""
+    if epsilon == 0.0:
+        return 0.0
+    if q == 1.0:  # no sampling: ln(1 + (e^eps - 1)) = eps exactly
+        return epsilon
+    if epsilon <= 700.0:
+        return round_up(math.log1p(q * math.expm1(epsilon)), ulps=4)
+    log_q = math.log(q)
+    value = float(np.logaddexp(log_q + epsilon, math.log1p(-q)))
+    error = 4.0 * _UNIT_ROUNDOFF * (abs(log_q) + epsilon + abs(value) + 2.0)
+    return round_up(value + error, ulps=2)

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
 from .._validation import check_delta, check_epsilon, check_positive_int, check_sampling_probability
 from ..errors import InfeasibleBudgetError, InvalidArgument
 from .closed_form import advanced, amplify, basic
+from .optimal import MAX_K as OPTIMAL_MAX_K
 from .optimal import optimal
 
 __all__ = ["BudgetRow", "compare_compositions"]
@@ -31,13 +30,16 @@ class BudgetRow:
 
 
 def _rows_for_step(step_epsilon: float, step_delta: float, k: int, delta: float, q: float | None) -> list[BudgetRow]:
-    total = basic(np.full(k, step_epsilon), step_delta)
+    total = basic(step_epsilon, step_delta, k=k)  # O(1) in k
     rows = [BudgetRow("basic", total.epsilon, total.delta, q)]
     slack = delta - k * step_delta
     if slack > 0.0:
         rows.append(BudgetRow("advanced", advanced(step_epsilon, k, slack, step_delta).epsilon, delta, q))
     else:
         rows.append(BudgetRow("advanced", None, delta, q, note="k * step delta leaves no slack"))
+    if k > OPTIMAL_MAX_K:
+        rows.append(BudgetRow("optimal", None, delta, q, note=f"k above {OPTIMAL_MAX_K:.0e}, the limit of exact optimal composition"))
+        return rows
     try:
         rows.append(BudgetRow("optimal", optimal(step_epsilon, k, delta, step_delta).epsilon, delta, q))
     except InfeasibleBudgetError:

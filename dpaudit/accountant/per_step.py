@@ -8,6 +8,7 @@ never exceeds the target.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -18,23 +19,45 @@ from ..errors import InvalidArgument
 from .closed_form import _advanced_epsilon, amplify, fraction_down
 from .optimal import optimal
 
-__all__ = ["per_step_epsilon", "PER_STEP_THEOREMS", "simplified_per_step_limit"]
+__all__ = ["per_step_epsilon", "PER_STEP_THEOREMS", "simplified_per_step_limit", "PER_STEP_OPTIMAL_MAX_K"]
 
 PER_STEP_THEOREMS: tuple[str, ...] = ("basic", "advanced", "advanced_simplified", "optimal")
+#: Largest k for theorem="optimal": inverting needs ~50 exact compositions of O(sqrt(k)) time each
+#: (about 2 s in all at 10^9); "basic" and "advanced" take any k.
+PER_STEP_OPTIMAL_MAX_K: int = 10**9
 
 
 def _largest_feasible(compose: Callable[[float], float], target: float, hi: float) -> float:
-    """Largest x in [0, hi] with compose(x) <= target, for compose increasing and compose(hi) >= target.
+    """Largest x in [0, hi] with compose(x) <= target, for compose non-decreasing and compose(hi) >= target.
 
     Solved with Brent's method to full float precision, then stepped down one float at a time until
-    the forward (rounded-up) composition meets the target.
+    the forward (rounded-up) composition meets the target. When compose(0) already equals the target
+    (a flat start, e.g. target_epsilon = 0 with delta > 0 in optimal composition), by bisection on the
+    floats themselves, which finds the largest feasible float exactly.
     """
     if compose(hi) <= target:
         return hi
+    if compose(0.0) >= target:
+        return _largest_feasible_bisection(compose, target, hi)
     x = brentq(lambda v: compose(v) - target, 0.0, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500)
     while x > 0.0 and compose(x) > target:
         x = math.nextafter(x, 0.0)
     return x
+
+
+def _largest_feasible_bisection(compose: Callable[[float], float], target: float, hi: float) -> float:
+    """Largest float x in [0, hi) with compose(x) <= target (compose(0) <= target < compose(hi)), by
+    bisection on the IEEE bit patterns (order-preserving for non-negative floats): at most 64 steps."""
+    if compose(0.0) > target:
+        return 0.0
+    low_bits, high_bits = 0, struct.unpack("<q", struct.pack("<d", hi))[0]
+    while high_bits - low_bits > 1:
+        mid = (low_bits + high_bits) // 2
+        if compose(struct.unpack("<d", struct.pack("<q", mid))[0]) <= target:
+            low_bits = mid
+        else:
+            high_bits = mid
+    return struct.unpack("<d", struct.pack("<q", low_bits))[0]
 
 
 def simplified_per_step_limit(target_delta: float, k: int) -> float:
@@ -104,6 +127,11 @@ def per_step_epsilon(
     theorem = check_choice(theorem, "theorem", PER_STEP_THEOREMS)
     if theorem in ("advanced", "advanced_simplified") and target_delta == 0.0:
         raise InvalidArgument("target_delta", f"target_delta=0.0 must be > 0 for theorem={theorem!r}")
+    if theorem == "optimal" and k > PER_STEP_OPTIMAL_MAX_K:
+        raise InvalidArgument(
+            "k", f"k={k} exceeds {PER_STEP_OPTIMAL_MAX_K:.0e}, the largest k for theorem='optimal' per-step budgets "
+            "(use theorem='advanced' or 'basic' beyond it)"
+        )
 
     if theorem == "basic":
         step = fraction_down(Fraction(target_epsilon) / k)
@@ -124,17 +152,20 @@ def per_step_epsilon(
 def _optimal_upper_bracket(target_epsilon: float, target_delta: float, k: int) -> float:
     """A per-step epsilon whose optimal composition reaches the target (grown geometrically)."""
     hi = max(target_epsilon / k, 1e-300) * 2.0
-    while optimal(hi, k, target_delta).epsilon < target_epsilon:
+    while optimal(hi, k, target_delta).epsilon <= target_epsilon:
         hi *= 2.0
     return hi
 
 
 def _unamplify(amplified: float, q: float) -> float:
     """Largest base epsilon with ln(1 + q(e^eps - 1)) <= amplified (rounded down, then verified)."""
-    if q == 1.0:
+    if q == 1.0 or amplified == 0.0:
         return amplified
-    candidate = math.log1p(math.expm1(amplified) / q)
-    if not math.isfinite(candidate):
-        return math.inf
+    # ln(1 + (e^a - 1)/q), in log space once e^a / q overflows: a + ln(1 - (1 - q) e^-a) - ln q.
+    ratio = math.expm1(amplified) / q if amplified <= 700.0 else math.inf
+    if math.isfinite(ratio):
+        candidate = math.log1p(ratio)
+    else:
+        candidate = amplified + math.log1p(-(1.0 - q) * math.exp(-amplified)) - math.log(q)
     hi = math.nextafter(candidate, math.inf) * (1 + 1e-12)
     return _largest_feasible(lambda x: amplify(x, 0.0, q).epsilon, amplified, hi)
