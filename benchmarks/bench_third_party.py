@@ -15,6 +15,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
 from _timing import machine_line
 
 import dpaudit
@@ -67,13 +68,15 @@ def main() -> None:
                 verdict = "VIOLATED (expected: documented limitation)" if case.expect_violation else "VIOLATED"
             else:
                 verdict = "no violation found" + (" (a violation was expected!)" if case.expect_violation else "")
-            pair = f"`{list(row['pair'][0])}` vs `{list(row['pair'][1])}`"
+            pair = f"`{np.asarray(row['pair'][0]).tolist()}` vs `{np.asarray(row['pair'][1]).tolist()}`"
             lines.append(f"| {case.name} | {case.claim} | {case.relation} | {pair} | {row['samples']:,} | {case.epsilon:.6g}"
                          f"{'' if case.delta == 0 else f', delta {case.delta:g}'} | {result.epsilon_lower:.4f} | {result.ceiling:.3g} | "
                          f"{verdict} | {result.event.replace('|', '/')} | {row['seconds']:.1f} |")
             print(f"{case.name}: {result.summary()}", flush=True)
             if case.note:
                 notes.append(f"- {case.name}: {case.note}.")
+            if not getattr(case.mechanism, "reproducible", True):
+                notes.append(f"- {case.name}: not reproducible (the library cannot be seeded); the numbers vary run to run.")
         lines += ["", *notes, ""] if notes else [""]
     out = ROOT / "reports" / "third_party.md"
     out.write_text("\n".join(lines).rstrip() + "\n")

@@ -14,9 +14,15 @@ from typing import Any
 _LAZY = {
     "audit": "dpaudit.auditor",
     "AuditResult": "dpaudit.auditor",
+    "audit_curve": "dpaudit.auditor",
+    "CurveAuditResult": "dpaudit.auditor",
     "check_accuracy": "dpaudit.auditor",
     "AccuracyResult": "dpaudit.auditor",
     "Guarantee": "dpaudit.guarantee",
+    "audit_scores": "dpaudit.auditor",
+    "ScoreAuditResult": "dpaudit.auditor",
+    "audit_one_run": "dpaudit.auditor",
+    "OneRunResult": "dpaudit.auditor",
 }
 
 __all__ = list(_LAZY)

@@ -14,6 +14,12 @@ Conventions (shared by every accountant):
   randomized response: the true bucket with probability e^eps / (e^eps + k - 1), each other bucket
   with probability 1 / (e^eps + k - 1); it is exactly epsilon-DP under either relation (a record's
   value changes).
+- ``DiscreteGaussian(sigma, sensitivity=1)`` and ``DiscreteLaplace(scale, sensitivity=1)`` add integer noise
+  (absolute scale) to an integer query that one record changes by at most ``sensitivity`` under
+  add/remove-one, so by 2 * sensitivity under replace-one. ``ZCDP(rho)``, ``ApproxDP(epsilon, delta)`` and
+  ``BoundedRange(epsilon)`` are guarantees under the accountant's relation (like ``PureDP``).
+  ``TreeAggregation(noise_multiplier, steps)`` is a Gaussian of noise multiplier
+  noise_multiplier / sqrt(ceil(log2(steps + 1))) (dp_accounting's single-epoch tree aggregation).
 - ``PoissonSampled(sampling_probability, event)`` runs ``event`` on a Poisson subsample;
   ``SampledWithoutReplacement(source_size, sample_size, event)`` on a uniformly random subset of fixed
   size (meaningful under replace-one only).
@@ -32,6 +38,7 @@ from typing import Any
 
 from ._validation import (
     check_choice,
+    check_delta,
     check_epsilon,
     check_positive,
     check_positive_int,
@@ -52,7 +59,16 @@ __all__ = [
     "SelfComposed",
     "PoissonSampled",
     "SampledWithoutReplacement",
+    "SampledWithReplacement",
     "iter_leaves",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "ZCDP",
+    "ApproxDP",
+    "BoundedRange",
+    "TreeAggregation",
+    "from_dp_accounting",
+    "to_dp_accounting",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -207,3 +223,136 @@ def iter_leaves(event: PrivacyEvent) -> Iterator[PrivacyEvent]:
         return
     for child in children:
         yield from iter_leaves(child)
+
+
+# --------------------------------------------------------------------------- accountant-breadth events
+# Integer-valued noise: one record changes the integer query by at most ``sensitivity`` (default 1)
+# under add/remove-one, so by at most 2 * sensitivity under replace-one (the Laplace/Gaussian convention).
+
+
+def _check_sensitivity(value: Any) -> int:
+    return check_positive_int(value, "sensitivity")
+
+
+@dataclass(frozen=True)
+class DiscreteGaussian(PrivacyEvent):
+    """Discrete Gaussian noise N_Z(0, sigma^2), P(x) proportional to exp(-x^2 / (2 sigma^2)) on the integers,
+    added to an integer query that one record changes by at most ``sensitivity`` (Canonne, Kamath & Steinke
+    2020). ``sigma`` is absolute (not a multiplier)."""
+
+    sigma: float
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
+        object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+
+@dataclass(frozen=True)
+class DiscreteLaplace(PrivacyEvent):
+    """Discrete Laplace (two-sided geometric) noise, P(x) proportional to exp(-|x| / scale) on the integers,
+    added to an integer query that one record changes by at most ``sensitivity``; pure DP with
+    epsilon = sensitivity / scale (dp_accounting's DiscreteLaplaceDpEvent has noise_parameter = 1 / scale)."""
+
+    scale: float
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+        object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
+
+
+@dataclass(frozen=True)
+class ZCDP(PrivacyEvent):
+    """Any rho-zero-concentrated-DP mechanism (Bun & Steinke 2016): D_alpha <= alpha * rho for every
+    alpha > 1, under the accountant's neighbouring relation. PLDAccountant adds up the rho of all ZCDP
+    events and uses a dominating pair built from the Canonne-Kamath-Steinke profile of the total."""
+
+    rho: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rho", check_positive(self.rho, "rho"))
+
+
+@dataclass(frozen=True)
+class ApproxDP(PrivacyEvent):
+    """Any (epsilon, delta)-DP mechanism; accountants use its worst case (Kairouz, Oh & Viswanath 2015):
+    an outcome of probability delta that only one side can produce, otherwise randomized response."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+        object.__setattr__(self, "delta", check_delta(self.delta, "delta"))
+
+
+@dataclass(frozen=True)
+class BoundedRange(PrivacyEvent):
+    """Any epsilon-bounded-range mechanism (Durfee & Rogers 2019; Dong, Durfee & Rogers 2020): the privacy
+    loss takes values in an interval of width epsilon; the exponential mechanism exp(epsilon u / (2 Du))
+    is epsilon-BR (and epsilon-DP)."""
+
+    epsilon: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon"))
+
+
+@dataclass(frozen=True)
+class TreeAggregation(PrivacyEvent):
+    """Single-epoch tree aggregation of ``steps`` Gaussian-noised steps (Kairouz et al. 2021, App. D; as
+    dp_accounting's SingleEpochTreeAggregationDpEvent): each record occurs once, so it enters
+    depth = ceil(log2(steps + 1)) tree nodes, each with Gaussian noise noise_multiplier * C; the release
+    is a Gaussian mechanism with effective noise multiplier noise_multiplier / sqrt(depth)."""
+
+    noise_multiplier: float
+    steps: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(self, "steps", check_positive_int(self.steps, "steps"))
+
+    @property
+    def depth(self) -> int:
+        """Number of tree nodes a record enters: ceil(log2(steps + 1)) = bit length of ``steps``."""
+        return int(self.steps).bit_length()
+
+
+@dataclass(frozen=True)
+class SampledWithReplacement(PrivacyEvent):
+    """``event`` run on ``sample_size`` records drawn uniformly **with** replacement from ``source_size``
+    (the argument order of :class:`SampledWithoutReplacement` and dp_accounting's
+    SampledWithReplacementDpEvent). Meaningful under replace-one only; a record enters the sample
+    K ~ Binomial(sample_size, 1 / source_size) times."""
+
+    source_size: int
+    sample_size: int
+    event: PrivacyEvent
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source_size", check_positive_int(self.source_size, "source_size"))
+        object.__setattr__(self, "sample_size", check_positive_int(self.sample_size, "sample_size"))
+        check_event(self.event)
+
+    @property
+    def sampling_probability(self) -> float:
+        """Probability that one draw picks a given record, 1 / source_size."""
+        return 1.0 / self.source_size
+
+    def children(self) -> tuple[PrivacyEvent, ...]:
+        return (self.event,)
+
+
+def from_dp_accounting(dp_event: Any) -> PrivacyEvent:
+    """Convert a dp_accounting ``DpEvent`` tree into a dpaudit event tree (see :mod:`dpaudit.interop`)."""
+    from .interop import from_dp_accounting as convert
+
+    return convert(dp_event)
+
+
+def to_dp_accounting(event: PrivacyEvent) -> Any:
+    """Convert a dpaudit event tree into a dp_accounting ``DpEvent`` (see :mod:`dpaudit.interop`)."""
+    from .interop import to_dp_accounting as convert
+
+    return convert(event)

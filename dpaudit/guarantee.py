@@ -43,6 +43,31 @@ class Guarantee:
         """True for a pure (delta = 0) guarantee."""
         return self.delta == 0.0
 
+    def profile(self, epsilons: Any) -> Any:
+        """The privacy profile this claim allows, delta(e) at each e (ndarray, rounded up): ``delta`` for
+        e >= epsilon, delta + (1 - delta)(e^epsilon - e^e)/(1 + e^epsilon) below (its dominating pair).
+
+        Example:
+            >>> Guarantee(1.0, 1e-5).profile([1.0, 2.0]).tolist()
+            [1e-05, 1e-05]
+        """
+        from .accountant.curves import guarantee_profile
+
+        return guarantee_profile(self.epsilon, self.delta, epsilons)
+
+    def tradeoff(self, alphas: Any) -> Any:
+        """The trade-off function this claim guarantees, max(0, 1 - delta - e^epsilon alpha,
+        e^-epsilon (1 - delta - alpha)) at each alpha (ndarray, rounded down; Dong, Roth & Su 2022,
+        Prop. 2.5).
+
+        Example:
+            >>> round(float(Guarantee(1.0, 0.0).tradeoff([0.5])[0]), 6)
+            0.18394
+        """
+        from .accountant.curves import guarantee_tradeoff
+
+        return guarantee_tradeoff(self.epsilon, self.delta, alphas)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; ``epsilon`` is the string "inf" when unbounded."""
         return {"epsilon": self.epsilon if math.isfinite(self.epsilon) else "inf", "delta": self.delta}

@@ -15,9 +15,10 @@ import sympy as sp
 
 from ._validation import check_choice
 
-__all__ = ["SYMBOLS", "THEOREMS", "symbolic"]
+__all__ = ["SYMBOLS", "THEOREMS", "symbolic", "gdp_epsilon_equation"]
 
 epsilon, k, delta, q, epsilon_total, i = sp.symbols("epsilon k delta q epsilon_total i")
+mu, alpha = sp.symbols("mu alpha")
 
 SYMBOLS: dict[str, sp.Symbol] = {
     "epsilon": epsilon,
@@ -25,7 +26,14 @@ SYMBOLS: dict[str, sp.Symbol] = {
     "delta": delta,
     "q": q,
     "epsilon_total": epsilon_total,
+    "mu": mu,
+    "alpha": alpha,
 }
+
+
+def _ncdf(x: sp.Expr) -> sp.Expr:
+    """The standard normal distribution function Phi(x) = (1 + erf(x / sqrt 2)) / 2."""
+    return (1 + sp.erf(x / sp.sqrt(2))) / 2
 
 
 def _basic() -> sp.Expr:
@@ -68,6 +76,28 @@ def _optimal_delta() -> sp.Expr:
     return sp.Sum(term, (i, 0, k)) / (1 + sp.exp(epsilon)) ** k
 
 
+def _gdp_delta() -> sp.Expr:
+    # mu-GDP -> (epsilon, delta(epsilon)) (Dong, Roth & Su 2022, Cor. 2.13; Balle & Wang 2018, Thm 8).
+    return _ncdf(-epsilon / mu + mu / 2) - sp.exp(epsilon) * _ncdf(-epsilon / mu - mu / 2)
+
+
+def _gdp_tradeoff() -> sp.Expr:
+    # G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (Dong, Roth & Su 2022, Def. 2.6); Phi^-1(p) = sqrt 2 erfinv(2p - 1).
+    return _ncdf(sp.sqrt(2) * sp.erfinv(1 - 2 * alpha) - mu)
+
+
+def gdp_epsilon_equation() -> sp.Equality:
+    """gdp_epsilon(mu, delta) has no closed form: it is the root epsilon >= 0 of this equation (delta of
+    mu-GDP at epsilon equals the target ``delta``), which :func:`dpaudit.accountant.gdp_epsilon` solves by
+    bisection on the outward-rounded curve.
+
+    Example:
+        >>> sorted(str(s) for s in gdp_epsilon_equation().free_symbols)
+        ['delta', 'epsilon', 'mu']
+    """
+    return sp.Eq(_gdp_delta(), delta)
+
+
 _BUILDERS = {
     "basic": _basic,
     "advanced": _advanced,
@@ -76,6 +106,8 @@ _BUILDERS = {
     "amplify": _amplify,
     "amplify_secrecy_of_sample": _amplify_secrecy_of_sample,
     "optimal_delta": _optimal_delta,
+    "gdp_delta": _gdp_delta,
+    "gdp_tradeoff": _gdp_tradeoff,
 }
 
 THEOREMS: tuple[str, ...] = tuple(_BUILDERS)
@@ -88,7 +120,9 @@ def symbolic(theorem: str) -> sp.Expr:
     k*epsilon*(e^epsilon - 1)), ``advanced_simplified`` (with 2*k*epsilon^2 as the second term),
     ``advanced_per_step_simplified`` (epsilon/sqrt(8k ln(1/delta))), ``amplify``
     (ln(1 + q(e^epsilon - 1))), ``amplify_secrecy_of_sample`` (2q), ``optimal_delta`` (the exact delta
-    of k-fold composition at ``epsilon_total``, a finite sum).
+    of k-fold composition at ``epsilon_total``, a finite sum), ``gdp_delta`` (delta(epsilon) of mu-GDP:
+    Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)), ``gdp_tradeoff`` (G_mu(alpha) =
+    Phi(Phi^-1(1 - alpha) - mu)).
 
     Example:
         >>> import sympy

@@ -11,7 +11,12 @@ from .optimal import optimal, optimal_delta
 from .per_step import PER_STEP_THEOREMS, per_step_epsilon
 from .pld import PLDAccountant
 from .rdp import RDPAccountant
+from .zcdp import ZCDPAccountant, zcdp_delta, zcdp_epsilon
+from .opacus_style import OpacusAccountant
 from .calibration import dpsgd_epsilon, dpsgd_event, dpsgd_noise_multiplier
+from .best import EpsilonUpper, epsilon_upper
+from .calibrate import CalibrationResult, calibrate
+from .curves import gdp_delta, gdp_epsilon, gdp_tradeoff
 
 __all__ = [
     "Guarantee",
@@ -30,7 +35,18 @@ __all__ = [
     "SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT",
     "PLDAccountant",
     "RDPAccountant",
+    "ZCDPAccountant",
+    "zcdp_epsilon",
+    "zcdp_delta",
+    "OpacusAccountant",
     "dpsgd_event",
     "dpsgd_epsilon",
     "dpsgd_noise_multiplier",
+    "EpsilonUpper",
+    "epsilon_upper",
+    "CalibrationResult",
+    "calibrate",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_tradeoff",
 ]

@@ -8,6 +8,10 @@ Both numeric accountants interpret the same normal form: a count for every disti
 * ``Gaussian(s)`` -> ("gaussian", 1/s), ``Laplace(b)`` -> ("laplace", 1/b) (at sensitivity C);
   ``PureDP(eps)`` -> binary randomized response, its worst case; ``RandomizedResponse(eps, k)`` -> ("rr", eps, k).
 * ``SampledWithoutReplacement`` is defined for replace-one neighbours only.
+* A sampled sub-tree that is not a single base event (``PoissonSampled(q, Composed([...]))``) becomes a
+  leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
+  ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
+  randomized response, whose k-fold group versions are known).
 
 Anything else raises :class:`~dpaudit.errors.UnsupportedEventError` naming the event and the relation,
 before any state is touched.
@@ -15,6 +19,7 @@ before any state is touched.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +34,7 @@ from ..events import (
     PureDP,
     RandomizedResponse,
     SampledWithoutReplacement,
+    SampledWithReplacement,
     SelfComposed,
 )
 
@@ -45,6 +51,11 @@ class Leaf:
     buckets: int = 2
     sampling: str | None = None
     q: float = 1.0
+    extra: float = 0.0  # second parameter of the accountant-breadth kinds (see ._new_leaves)
+    #: kind "tree": the sampled sub-tree's own normalised leaves and counts (sorted), e.g. the several
+    #: noisy statistics released by one sampled step; sampling "wr" (with replacement) keeps the sample
+    #: size in ``extra`` and q = 1 / source_size.
+    inner: tuple[tuple[Leaf, int], ...] = ()
 
 #: A hook an accountant uses to refuse a normalised leaf: returns a reason, or None if supported.
 LeafCheck = Callable[[Leaf, str], "str | None"]
@@ -59,7 +70,9 @@ def _base_leaf(event: PrivacyEvent) -> Leaf | None:
         return Leaf("rr", event.epsilon, 2)
     if isinstance(event, RandomizedResponse):
         return Leaf("rr", event.epsilon, event.num_buckets)
-    return None
+    from ._new_leaves import base_leaf  # accountant-breadth events (DiscreteGaussian, ZCDP, ...)
+
+    return base_leaf(event)
 
 
 def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
@@ -75,13 +88,36 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         while kind == "poisson" and isinstance(inner, PoissonSampled):
             q *= inner.sampling_probability
             inner = inner.event
-        base = _base_leaf(inner)
-        if base is None:
-            raise refuse(node, "only a single Laplace, Gaussian, PureDP or RandomizedResponse event can be "
-                               f"subsampled, not {type(inner).__name__}")
+        base = _base_leaf(inner) if not inner.children() else None
+        if base is None:  # a sub-tree: its own leaves, sampled together
+            sub = flatten(inner, 1, relation, owner, check)
+            if q >= 1.0:
+                return sub
+            if sub and all(leaf.kind == "gaussian" and leaf.sampling is None for leaf in sub):
+                # Gaussians compose exactly into one (mu^2 add up): the sampled sub-tree is a sampled Gaussian
+                mu = math.sqrt(math.fsum(n * leaf.param**2 for leaf, n in sub.items()))
+                return Leaf("gaussian", mu, 2, kind, q)
+            if len(sub) == 1 and next(iter(sub.values())) == 1 and next(iter(sub)).sampling is None:
+                only = next(iter(sub))
+                return Leaf(only.kind, only.param, only.buckets, kind, q, only.extra)
+            return Leaf("tree", 0.0, 2, kind, q, 0.0, tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
         if q >= 1.0:
             return base
-        return Leaf(base.kind, base.param, base.buckets, kind, q)
+        return Leaf(base.kind, base.param, base.buckets, kind, q, base.extra)
+
+    def with_replacement(node: SampledWithReplacement) -> Leaf:
+        if relation != "replace_one":
+            raise refuse(node, "sampling with replacement is only defined for neighbouring='replace_one' "
+                               "(the source size would reveal an added record)")
+        sub = flatten(node.event, 1, relation, owner, check)
+        for inner_leaf in sub:
+            if inner_leaf.sampling is not None or inner_leaf.kind not in ("gaussian", "laplace", "rr"):
+                raise refuse(node, "only unsampled Gaussian, Laplace, PureDP or RandomizedResponse events can be "
+                                   "sampled with replacement (their group privacy is known)")
+        return Leaf("tree", 0.0, 2, "wr", node.sampling_probability, float(node.sample_size),
+                    tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
+
+    memo: dict = {}
 
     def walk(node: PrivacyEvent, multiplicity: int) -> None:
         leaf: Leaf | None
@@ -92,8 +128,15 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         if isinstance(node, SelfComposed):
             walk(node.event, multiplicity * node.count)
             return
+        known = memo.get(node, memo)  # a leaf already normalised (and checked) in this tree
+        if known is not memo:
+            if known is not None:
+                leaves[known] += multiplicity
+            return
         if isinstance(node, PoissonSampled):
             leaf = sampled(node, node.event, node.sampling_probability, "poisson")
+        elif isinstance(node, SampledWithReplacement):
+            leaf = with_replacement(node)
         elif isinstance(node, SampledWithoutReplacement):
             if relation != "replace_one":
                 raise refuse(node, "sampling a fixed-size subset without replacement is only defined for "
@@ -103,12 +146,20 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
             leaf = _base_leaf(node)
             if leaf is None:
                 raise refuse(node, f"unknown event type {type(node).__name__}")
+        if isinstance(leaf, Counter):  # sampled with probability 1: the sub-tree itself
+            for sub_leaf, sub_count in leaf.items():
+                leaves[sub_leaf] += multiplicity * sub_count
+            return
+        if leaf.kind == "tree" and not leaf.inner:
+            return  # the sampled sub-tree reveals nothing
         if check is not None:
             reason = check(leaf, relation)
             if reason is not None:
                 raise refuse(node, reason)
         if leaf.kind == "rr" and leaf.param == 0.0:
+            memo[node] = None
             return  # reveals nothing
+        memo[node] = leaf
         leaves[leaf] += multiplicity
 
     walk(event, count)

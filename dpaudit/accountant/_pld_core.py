@@ -239,7 +239,7 @@ def identity(step: float, pessimistic: bool = True) -> GridPLD:
 
 def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: np.ndarray,
                          err_p: np.ndarray, err_q: np.ndarray, below: float, above: float,
-                         inf_mass: float, pessimistic: bool) -> GridPLD:
+                         inf_mass: float, pessimistic: bool, tail: float = TAIL_MASS * 1e-3) -> GridPLD:
     """A grid PLD from the exact masses of the loss intervals (e_k, e_{k+1}], e_k = (first + k) step.
 
     Args:
@@ -247,6 +247,7 @@ def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: 
         scaled_q: e^{e_k} times the Q-mass of each interval (kept in this form to avoid underflow).
         err_p, err_q: bounds on the absolute float error of each entry of mass_p, scaled_q.
         below: P-mass of losses <= e_0; above: P-mass of finite losses > e_m; inf_mass: P(L = +inf).
+        tail: mass cut off each end on the declared side (0: keep every cell, for the tilted read-out).
     """
     m = mass_p.size
     pmf = np.zeros(m + 1)
@@ -269,11 +270,12 @@ def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: 
         err = 0.0
     pmf[pmf < _FLUSH] = 0.0
     pld = GridPLD(step, first, pmf, min(1.0, inf_total), err + pmf.size * _FLUSH, pessimistic)
-    return pld.truncate(TAIL_MASS * 1e-3)
+    return pld.truncate(tail) if tail > 0 else pld
 
 
 def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: np.ndarray,
-                        err_p: np.ndarray, err_q: np.ndarray, above: float, inf_mass: float) -> GridPLD:
+                        err_p: np.ndarray, err_q: np.ndarray, above: float, inf_mass: float,
+                        tail: float = TAIL_MASS * 1e-3) -> GridPLD:
     """Optimistic grid PLD from the masses of the cells (e_k - step/2, e_k + step/2], e_k = (first + k) step.
 
     A cell whose merged ratio a/b is below e^{e_k} (P-mass excess a - e^{e_k} b < 0) borrows the fraction
@@ -308,7 +310,7 @@ def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: n
     pmf[-1] += max(0.0, above)
     pmf[pmf < _FLUSH] = 0.0
     pld = GridPLD(step, first - 1, pmf, min(1.0, inf_mass), 0.0, False)
-    return pld.truncate(TAIL_MASS * 1e-3)
+    return pld.truncate(tail) if tail > 0 else pld
 
 
 def from_atoms(step: float, losses: np.ndarray, masses_p: np.ndarray, inf_mass: float,

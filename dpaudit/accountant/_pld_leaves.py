@@ -31,12 +31,17 @@ import math
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from ..errors import UnsupportedEventError
 from ._event_tree import Leaf
+from ._new_leaves import NEW_KINDS
+from ._pld_new_leaves import build_new_leaf
 from ._pld_core import GridPLD, from_atoms, from_centred_masses, from_interval_masses
 
 __all__ = ["Leaf", "build_leaf", "leaf_loss_moments"]
 
 _Z = 8.5  # standard-normal quantile beyond which mass is < 1e-17 per side
+_LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (upper side)
+_Z_MAX = 37.5  # standard-normal tail mass beyond it underflows (< 1e-307): the widest grid ever built
 _U = 2.0**-53
 
 
@@ -57,8 +62,8 @@ class _GaussianTails(_Tails):
         mu = self.mu
         return ndtr(mu / 2 - v / mu), ndtr(v / mu - mu / 2), ndtr(-mu / 2 - v / mu), ndtr(mu / 2 + v / mu)
 
-    def range(self) -> tuple[float, float]:
-        return self.mu * self.mu / 2 - _Z * self.mu, self.mu * self.mu / 2 + _Z * self.mu
+    def range(self, z: float = _Z) -> tuple[float, float]:
+        return self.mu * self.mu / 2 - _Z * self.mu, self.mu * self.mu / 2 + z * self.mu
 
     def log_sq(self, v):
         """ln Q(L > v), accurate where Q(L > v) underflows."""
@@ -85,7 +90,7 @@ class _LaplaceTails(_Tails):
         fq = 0.5 * -np.expm1(y - d)  # Q0(y <= X < d)
         return sp, fp, sq, fq
 
-    def range(self) -> tuple[float, float]:
+    def range(self, z: float = _Z) -> tuple[float, float]:
         return -self.d, self.d
 
     def atoms(self) -> list[tuple[float, float, float]]:
@@ -120,8 +125,8 @@ class _PoissonRemoveTails(_Tails):
         fp = q * fp0 + (1 - q) * fq0
         return sp, fp, sq0, fq0
 
-    def range(self) -> tuple[float, float]:
-        lo, hi = self.base.range()
+    def range(self, z: float = _Z) -> tuple[float, float]:
+        lo, hi = self.base.range(z)
         return _psi(lo, self.q), _psi(hi, self.q)
 
     def atoms(self) -> list[tuple[float, float, float]]:
@@ -148,8 +153,8 @@ class _PoissonAddTails(_Tails):
         fq = q * fq0_neg + (1 - q) * fp0_neg
         return sp, fp, sq, fq
 
-    def range(self) -> tuple[float, float]:
-        lo, hi = self.base.range()
+    def range(self, z: float = _Z) -> tuple[float, float]:
+        lo, hi = self.base.range(z)
         return -_psi(hi, self.q), -_psi(lo, self.q)
 
     def atoms(self) -> list[tuple[float, float, float]]:
@@ -190,16 +195,20 @@ class _AntipodalTails(_Tails):
         bottom = np.logaddexp(math.log1p(-q), math.log(q) - mu * x - mu * mu / 2) if q < 1 else -mu * x - mu * mu / 2
         return float(top - bottom)
 
-    def range(self) -> tuple[float, float]:
-        return self.loss(-self.mu - _Z), self.loss(self.mu + _Z)
+    def range(self, z: float = _Z) -> tuple[float, float]:
+        return self.loss(-self.mu - _Z), self.loss(self.mu + z)
 
     def atoms(self) -> list[tuple[float, float, float]]:
         return []
 
 
 # --------------------------------------------------------------------------- discretisation
-def _grid_from_tails(tails, step: float, pessimistic: bool) -> GridPLD:
-    lo, hi = tails.range()
+def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = _Z) -> GridPLD:
+    """Grid PLD of a continuous pair from its tail masses; losses up to the standard-normal quantile ``z``
+    of the noise (the rest goes to +inf). A wider ``z`` than the default keeps every cell (no
+    construction-time truncation), for the tilted small-delta read-out (:mod:`._pld_tail`)."""
+    lo, hi = tails.range(z)
+    tail = {} if z == _Z else {"tail": 0.0}
     first = math.floor(lo / step) - 1
     last = math.ceil(hi / step) + 1
     shift = 0.0 if pessimistic else -0.5  # optimistic cells are centred on the grid points
@@ -227,9 +236,10 @@ def _grid_from_tails(tails, step: float, pessimistic: bool) -> GridPLD:
             err_q = np.where(tiny, 1e-12 * (upper + lower), err_q)
     if pessimistic:
         pld = from_interval_masses(step, first, mass_p, scaled_q, err_p, err_q, below=float(fp[0]),
-                                   above=float(sp[-1]), inf_mass=0.0, pessimistic=True)
+                                   above=float(sp[-1]), inf_mass=0.0, pessimistic=True, **tail)
     else:  # cell k is centred on (first + k) * step
-        pld = from_centred_masses(step, first, mass_p, scaled_q, err_p, err_q, above=float(sp[-1]), inf_mass=0.0)
+        pld = from_centred_masses(step, first, mass_p, scaled_q, err_p, err_q, above=float(sp[-1]), inf_mass=0.0,
+                                  **tail)
     atoms = tails.atoms()
     if atoms:
         losses, masses = np.array([a[0] for a in atoms]), np.array([a[1] for a in atoms])
@@ -267,15 +277,26 @@ def _continuous_base(kind: str, param: float):
     return _GaussianTails(param) if kind == "gaussian" else _LaplaceTails(param)
 
 
-def _directional(leaf: Leaf, param: float, direction: str, step: float, pessimistic: bool) -> GridPLD:
+def _directional(leaf: Leaf, param: float, direction: str, step: float, pessimistic: bool,
+                 lam: float | None = None) -> GridPLD:
     """Base (direction "sym") or Poisson-subsampled (remove/add) pair at the given base parameter."""
     if leaf.kind == "rr":
         return _discrete(leaf, direction, step, pessimistic)
     base = _continuous_base(leaf.kind, param)
+    z = tilt_quantile(param, lam)
     if direction == "sym":
-        return _grid_from_tails(base, step, pessimistic)
+        return _grid_from_tails(base, step, pessimistic, z)
     tails = _PoissonRemoveTails(base, leaf.q) if direction == "remove" else _PoissonAddTails(base, leaf.q)
-    return _grid_from_tails(tails, step, pessimistic)
+    return _grid_from_tails(tails, step, pessimistic, z)
+
+
+def tilt_quantile(mu: float, lam: float | None) -> float:
+    """Noise quantile up to which a Gaussian-based leaf is gridded: the default, or, for the read-out
+    tilted by e^{lam L} (whose loss peaks near the noise quantile lam mu), ten standard deviations past
+    that peak (capped where the normal tail underflows)."""
+    if lam is None:
+        return _Z
+    return min(_Z_MAX, max(_Z + 1.5, 10.0 + lam * mu))
 
 
 def _symmetrise(pld: GridPLD) -> GridPLD:
@@ -296,33 +317,200 @@ def _symmetrise(pld: GridPLD) -> GridPLD:
     return GridPLD(pld.step, -top, pmf, pld.inf_mass, pld.error * 2, pld.pessimistic)
 
 
-def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
+def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool,
+               lam: float | None = None) -> tuple[GridPLD, GridPLD]:
     """(remove-direction PLD, add-direction PLD) of a normalised leaf; the same object twice when the
-    pair is symmetric. ``leaf.param`` is at sensitivity C; replace-one doubles it where needed."""
+    pair is symmetric. ``leaf.param`` is at sensitivity C; replace-one doubles it where needed.
+    ``lam``: grid the continuous tails far enough (and untruncated) for a read-out tilted by e^{lam L}."""
+    if leaf.kind in NEW_KINDS:  # accountant-breadth events: DiscreteGaussian, ZCDP, ... (._pld_new_leaves)
+        return build_new_leaf(leaf, relation, step, pessimistic)
+    if leaf.kind == "tree":
+        return _tree_leaf(leaf, relation, step, pessimistic)
     double = 2.0 if leaf.kind != "rr" else 1.0  # replace-one sensitivity 2C for additive noise
     if leaf.sampling is None:
         param = leaf.param * (double if relation == "replace_one" else 1.0)
-        one = _directional(leaf, param, "sym", step, pessimistic)
+        one = _directional(leaf, param, "sym", step, pessimistic, lam)
         return one, one
     if leaf.sampling == "poisson" and relation == "add_remove":
-        return (_directional(leaf, leaf.param, "remove", step, pessimistic),
-                _directional(leaf, leaf.param, "add", step, pessimistic))
+        return (_directional(leaf, leaf.param, "remove", step, pessimistic, lam),
+                _directional(leaf, leaf.param, "add", step, pessimistic, lam))
     if leaf.sampling == "poisson":  # replace-one
         if leaf.kind == "gaussian":
-            one = _grid_from_tails(_AntipodalTails(leaf.param, leaf.q), step, pessimistic)
+            z = tilt_quantile(2.0 * leaf.param, lam)
+            one = _grid_from_tails(_AntipodalTails(leaf.param, leaf.q), step, pessimistic, z)
             return one, one
         if not pessimistic:  # attained: a record replaced by one contributing nothing
-            return (_directional(leaf, leaf.param, "remove", step, pessimistic),
-                    _directional(leaf, leaf.param, "add", step, pessimistic))
-        base = _directional(leaf, leaf.param * double, "sym", step, pessimistic)
+            return (_directional(leaf, leaf.param, "remove", step, pessimistic, lam),
+                    _directional(leaf, leaf.param, "add", step, pessimistic, lam))
+        base = _directional(leaf, leaf.param * double, "sym", step, pessimistic, lam)
         zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, pessimistic)
         one = base.mixture(zero, leaf.q)
         return one, one
     # sampling without replacement, replace-one only
-    remove = _directional(leaf, leaf.param * double, "remove", step, pessimistic)
+    remove = _directional(leaf, leaf.param * double, "remove", step, pessimistic, lam)
     if not pessimistic:
         return remove, remove
     one = _symmetrise(remove)
+    return one, one
+
+
+# --------------------------------------------------------------------------- sampled sub-trees
+def _subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool) -> GridPLD:
+    """The Poisson-subsampled pair of a composed inner pair given by its PLD (P-masses p at losses l, Q-mass
+    e^{-l} p, the rest of Q, r = 1 - sum e^{-l} p, at loss -inf; P-mass at +inf): "remove" is
+    (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q) for r), "add" is
+    (Q, q P + (1-q) Q) with losses -psi(l) (Zhu, Dong & Wang 2022, Thm 11: this holds for any dominating
+    pair of the inner mechanism, in particular a composition). Every atom is then put on the grid keeping
+    its P- and Q-mass (pessimistic) or rounded down (optimistic)."""
+    losses = inner.losses
+    keep = inner.pmf > 0
+    l, p = losses[keep], inner.pmf[keep]
+    if pessimistic and l.size and l[0] < _LOW_CUT:
+        # raise the losses below _LOW_CUT to it (pessimistic, as in GridPLD.truncate): Q-mass errors are
+        # the P-mass errors times e^{-l}, so this caps their amplification at e^{-_LOW_CUT}; after
+        # subsampling such outcomes sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
+        low = l < _LOW_CUT
+        moved = float(p[low].sum())
+        l = np.append(_LOW_CUT, l[~low])
+        p = np.append(moved, p[~low])
+    log_q_mass = np.log(p) - l
+    q_mass = np.exp(log_q_mass)
+    total_q = float(q_mass.sum())
+    err = inner.error * (1.0 + math.exp(min(700.0, -float(l[0])))) + 16 * _U * (l.size + 1)
+    rest = 1.0 - total_q  # Q-mass at inner loss -inf
+    if pessimistic:
+        rest += err  # more Q-mass where P has none only lowers the losses below; keep it an upper bound
+    rest = max(0.0, rest)
+    log_1q, log_qq = math.log1p(-q), math.log(q)
+    psi = np.logaddexp(log_1q, log_qq + l)
+    if direction == "remove":
+        masses = np.exp(np.logaddexp(log_qq + np.log(p), log_1q + log_q_mass))
+        atoms = np.append(psi, log_1q)
+        atom_masses = np.append(masses, (1 - q) * rest)
+        inf_mass = q * inner.inf_mass
+    else:
+        atoms = np.append(-psi, -log_1q)
+        atom_masses = np.append(q_mass, rest)
+        inf_mass = 0.0
+    if pessimistic:
+        pld = from_atoms(inner.step, atoms, atom_masses, inf_mass, True)
+        return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, True)
+    return _merged_atoms(inner.step, atoms, atom_masses, inf_mass)
+
+
+def _merged_atoms(step: float, losses: np.ndarray, masses: np.ndarray, inf_mass: float) -> GridPLD:
+    """Optimistic grid PLD of atoms (loss, P-mass): the atoms in each centred cell (e_k - step/2, e_k + step/2]
+    are merged (a post-processing) and the cells are fixed and rounded down as in
+    :func:`._pld_core.from_centred_masses` (second-order accurate where the atoms are dense)."""
+    keep = masses > 0
+    losses, masses = losses[keep], masses[keep]
+    cell = np.ceil(losses / step - 0.5).astype(np.int64)
+    first = int(cell.min())
+    idx = cell - first
+    size = int(idx.max()) + 1
+    mass_p = np.bincount(idx, weights=masses, minlength=size)
+    # e^{e_k} times the Q-mass m e^{-loss}: exponents within [-step/2, step/2)
+    scaled_q = np.bincount(idx, weights=masses * np.exp((cell * step) - losses), minlength=size)
+    err = 8 * _U * (mass_p + scaled_q)
+    return from_centred_masses(step, first, mass_p, scaled_q, err, err, above=0.0, inf_mass=inf_mass)
+
+
+def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
+    """``m`` draws with replacement from ``n`` records, replace-one: the differing record is drawn
+    K ~ Binomial(m, 1/n) times, and given K = k the inner tree sees a k-fold group change (Gaussian
+    and Laplace: k times the sensitivity; an eps-DP step: k eps, worst case binary randomized response).
+    By joint convexity of the hockey-stick divergence (the pair conditioned on K and K revealed),
+    delta(eps) <= sum_k P(K = k) delta_k(eps): the mixture of the group PLDs (k = 0 reveals nothing),
+    with the Binomial tail beyond the last k kept (< 1e-18) at loss +inf. An upper bound only (not
+    tight: it amplifies delta, not epsilon); the lower side is 0 (the identity)."""
+    from scipy.stats import binom
+
+    from .pld import compose_leaves
+
+    zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, pessimistic)
+    if not pessimistic:
+        return zero, zero
+    m, q = int(leaf.extra), leaf.q
+    top = int(binom.isf(1e-18, m, q)) + 1
+    top = max(1, min(m, top))
+    weights = binom.pmf(np.arange(top + 1), m, q)
+    tail = float(binom.sf(top, m, q)) + 16 * _U * (top + 1)
+    total = zero._scaled(float(weights[0]))
+    for k in range(1, top + 1):
+        if weights[k] <= 0:
+            continue
+        group: dict[Leaf, int] = {}
+        for inner, count in leaf.inner:
+            scaled = Leaf(inner.kind, inner.param * k, 2 if inner.kind == "rr" and k > 1 else inner.buckets)
+            group[scaled] = group.get(scaled, 0) + count
+        from collections import Counter
+
+        part, _ = compose_leaves(Counter(group), "replace_one", step, True)
+        total = total.plus(part._scaled(float(weights[k])))
+    total = GridPLD(total.step, total.offset, total.pmf, min(1.0, total.inf_mass + tail), total.error, True)
+    return total, total
+
+
+def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD, GridPLD]:
+    """Lower side of a sampled sub-tree: the sampled mechanism reveals at least what the same sampling of
+    one of its components reveals (dropping the other outputs is a post-processing), so the optimistic
+    PLD of the sampled component with the largest mean loss is a valid lower bound (not a tight one when
+    several components matter; the upper side is the full mixture)."""
+    best, best_mean = None, -math.inf
+    for sub in inner:
+        if sub.sampling is not None or sub.kind == "tree" or sub.kind in NEW_KINDS:
+            continue
+        single = Leaf(sub.kind, sub.param, sub.buckets, leaf.sampling, leaf.q, sub.extra)
+        if leaf.sampling == "poisson" and relation == "replace_one" and sub.kind != "gaussian":
+            pair = build_leaf(single, "add_remove", step, False)  # attained, as for single leaves
+        else:
+            pair = build_leaf(single, relation, step, False)
+        mean = max(float((p.losses * p.pmf).sum()) for p in pair)
+        if mean > best_mean:
+            best, best_mean = pair, mean
+    if best is None:
+        zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
+        return zero, zero
+    return best
+
+
+def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
+    """(remove, add) PLDs of a sampled sub-tree: the inner tree's composed PLD pair, then the pair of the
+    sampled mechanism built from it (the mixture (1-q) Q + q P of the inner composed pair)."""
+    from collections import Counter
+
+    from .pld import _merged, compose_leaves
+
+    inner = _merged(Counter(dict(leaf.inner)))
+    q = leaf.q
+    if leaf.sampling == "wr":
+        return _with_replacement(leaf, step, pessimistic)
+    if not pessimistic:
+        return _tree_lower(inner, leaf, relation, step)
+    if leaf.sampling == "poisson" and relation == "add_remove":
+        remove, _ = compose_leaves(inner, "add_remove", step, pessimistic)
+        return (_subsampled_pair(remove, q, "remove", pessimistic), _subsampled_pair(remove, q, "add", pessimistic))
+    if leaf.sampling == "poisson":  # replace-one
+        if pessimistic:  # joint convexity: a fresh loss-0 outcome w.p. 1-q, the replace-one pair w.p. q
+            remove, add = compose_leaves(inner, "replace_one", step, True)
+            zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, True)
+            one = remove.mixture(zero, q)
+            return one, (one if add is remove else add.mixture(zero, q))
+        if any(sub.sampling == "wor" or sub.sampling == "wr" or sub.kind == "tree" for sub in inner):
+            zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
+            return zero, zero  # no attained pair known: the trivial lower bound
+        # attained: a record replaced by one contributing nothing (the add/remove pair at sensitivity C)
+        remove, _ = compose_leaves(inner, "add_remove", step, False)
+        return (_subsampled_pair(remove, q, "remove", False), _subsampled_pair(remove, q, "add", False))
+    # without replacement, replace-one (Dong, Roth & Su 2022, Thm 4.2, as for single leaves)
+    remove, add = compose_leaves(inner, "replace_one", step, pessimistic)
+    if add is not remove and pessimistic:
+        raise UnsupportedEventError("sampling without replacement of a sub-tree whose replace-one pair is not "
+                                    "symmetric is not supported")
+    sub = _subsampled_pair(remove, q, "remove", pessimistic)
+    if not pessimistic:
+        return sub, sub
+    one = _symmetrise(sub)
     return one, one
 
 

@@ -21,6 +21,12 @@ delta read out (subtracted for the lower bound); tails below 1e-15 of mass per o
 the declared side. The grid step is chosen from the spread of the composed loss (about 1000 cells per
 standard deviation) unless given.
 
+Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
+as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
+bound is also computed by exponential tilting (:mod:`._pld_tail`: delta(eps) = M(lam) e^{-lam eps} S,
+the tail beyond the grid bounded by its tilted mass), which stays finite and tight down to 1e-30 and
+beyond; the smaller of the two sound bounds is returned.
+
 Exact Gaussian compositions are merged before discretising (k Gaussians with noise multipliers s_i
 compose exactly to one with 1/s^2 = sum 1/s_i^2; Dong, Roth & Su 2022).
 
@@ -40,16 +46,22 @@ from typing import Any
 
 from .._numeric import round_down, round_up
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
+from ..errors import UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from ._event_tree import Leaf, flatten
+from ._new_leaves import NEW_KINDS, PLD_MAX_RHO, pld_check, pure_epsilon, total_rho
 from ._pld_core import GridPLD, binomial_rr, identity
 from ._pld_leaves import build_leaf, leaf_loss_moments
 from .closed_form import fraction_up
 
-__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION"]
+__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically.
 CELLS_PER_STANDARD_DEVIATION = 1000
+#: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
+#: out by exponential tilting with every truncated tail bounded (:mod:`._pld_tail`), and the smaller
+#: of the two sound bounds is returned.
+SMALL_DELTA = 1e-8
 _MAX_LEAF_CELLS = 2**17
 _MIN_STEP = 1e-7
 
@@ -81,10 +93,22 @@ class PLDAccountant:
         """Add ``count`` runs of ``event``; the whole tree is checked before any state changes."""
         check_event(event)
         count = check_positive_int(count, "count")
-        leaves = flatten(event, count, self.neighbouring, type(self).__name__)
+        leaves = flatten(event, count, self.neighbouring, type(self).__name__, check=pld_check)
         self._leaves.update(leaves)
         self._cache.clear()
         return self
+
+    def supports(self, event: PrivacyEvent) -> bool:
+        """Whether :meth:`compose` would accept ``event`` (nothing is composed)."""
+        try:
+            flatten(check_event(event), 1, self.neighbouring, type(self).__name__, check=pld_check)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def rho(self) -> float:
+        """zCDP parameter of the composition when every leaf has one (unsampled events), else inf."""
+        return total_rho(self._leaves, self.neighbouring)
 
     @property
     def leaves(self) -> dict[Leaf, int]:
@@ -129,6 +153,29 @@ class PLDAccountant:
         return {"accountant": "pld", "neighbouring": self.neighbouring, "target_delta": target_delta,
                 "epsilon_upper": upper, "epsilon_lower": lower, "discretisation_interval": self.step()}
 
+    # ------------------------------------------------------------------ whole curves (curves.py)
+    def gaussian_mu(self) -> float | None:
+        """mu when the composition is exactly mu-GDP (only unsampled Gaussians: mu^2 add up), else None."""
+        from .curves import gaussian_mu
+
+        return gaussian_mu(self._leaves, self.neighbouring)
+
+    def profile(self, epsilons: Any) -> Any:
+        """delta(epsilon) at each epsilon (ndarray, upper bounds): the exact GDP curve for compositions of
+        Gaussians, else the pessimistic PLD read-out of :meth:`delta` (both adjacency directions)."""
+        from .curves import accountant_profile
+
+        return accountant_profile(self, epsilons, self.gaussian_mu())
+
+    def tradeoff(self, alphas: Any) -> Any:
+        """f(alpha) the composition guarantees (ndarray): a **lower bound** on its true trade-off function.
+        Exact G_mu for compositions of Gaussians; otherwise sup over an epsilon grid of
+        max(1 - delta(eps) - e^eps alpha, e^-eps (1 - delta(eps) - alpha)) (Dong-Roth-Su 2022, Prop. 2.12)
+        with the pessimistic profile."""
+        from .curves import accountant_tradeoff
+
+        return accountant_tradeoff(self, alphas, self.gaussian_mu())
+
     # ------------------------------------------------------------------ internals
     def _epsilon(self, target_delta: float, pessimistic: bool) -> float:
         if not self._leaves:
@@ -139,6 +186,11 @@ class PLDAccountant:
         remove, add = self._plds(pessimistic)
         value = max(remove.epsilon(target_delta), add.epsilon(target_delta))
         if pessimistic:
+            floor = max(p.inf_mass + p.error for p in (remove, add))
+            if target_delta < SMALL_DELTA or target_delta < 1e3 * floor:  # tails bounded analytically
+                from ._pld_tail import tilted_epsilon
+
+                value = min(value, tilted_epsilon(_merged(self._leaves), self.neighbouring, self.step(True), target_delta))
             return min(round_up(value), self._pure_epsilon())
         return round_down(value)
 
@@ -149,6 +201,10 @@ class PLDAccountant:
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
+        if pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
+            from ._pld_tail import tilted_delta
+
+            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.step(True), target_epsilon))
         return min(1.0, round_up(value)) if pessimistic else round_down(value)
 
     def _pure_epsilon(self) -> float:
@@ -158,6 +214,12 @@ class PLDAccountant:
         for leaf, count in self._leaves.items():
             if leaf.kind == "gaussian" or leaf.sampling is not None:
                 return math.inf
+            if leaf.kind in NEW_KINDS:  # accountant-breadth leaves: their own pure level (or inf)
+                level = pure_epsilon(leaf, 2.0 if self.neighbouring == "replace_one" else 1.0)
+                if not math.isfinite(level):
+                    return math.inf
+                total += count * Fraction(level)
+                continue
             scale = 2 if leaf.kind == "laplace" and self.neighbouring == "replace_one" else 1
             total += count * scale * Fraction(leaf.param)
         return fraction_up(total)
@@ -174,16 +236,24 @@ class PLDAccountant:
 
 
 def _merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
-    """Merge all unsampled Gaussian leaves into one (exact: mu^2 adds up)."""
+    """Merge all unsampled Gaussian leaves into one (exact: mu^2 adds up), and all unsampled ZCDP leaves into
+    one (rho adds up, Bun & Steinke 2016, Lemma 2.3: its dominating pair is built once from the total)."""
     merged: Counter[Leaf] = Counter()
     mu_squared = 0.0
+    rho = []
     for leaf, count in leaves.items():
         if leaf.kind == "gaussian" and leaf.sampling is None:
             mu_squared += count * leaf.param**2
+        elif leaf.kind == "zcdp" and leaf.sampling is None:
+            rho.append(count * leaf.param)
         else:
             merged[leaf] += count
     if mu_squared > 0:
         merged[Leaf("gaussian", math.sqrt(mu_squared))] += 1
+    if rho:
+        total = round_up(math.fsum(rho), ulps=4 + len(rho))
+        parts = max(1, math.ceil(total / PLD_MAX_RHO))  # each part within the grid (see pld_check)
+        merged[Leaf("zcdp", round_up(total / parts))] += parts
     return merged
 
 
@@ -222,6 +292,8 @@ def plan_step(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
 
 def _atom_scale(leaf: Leaf, relation: str) -> float | None:
     """The loss of the atoms of an unsampled randomized-response or Laplace leaf."""
+    if leaf.sampling is None and leaf.kind in NEW_KINDS:  # loss lattices: (eps, delta) +-eps, discrete Laplace 1/scale
+        return {"approx": leaf.param, "dlap": 1.0 / leaf.param}.get(leaf.kind)
     if leaf.sampling is not None or leaf.kind == "gaussian":
         return None
     return leaf.param * (2.0 if leaf.kind == "laplace" and relation == "replace_one" else 1.0)

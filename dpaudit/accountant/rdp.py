@@ -30,9 +30,10 @@ import numpy as np
 
 from .._numeric import round_up
 from .._validation import check_delta, check_epsilon, check_positive_int, check_real_sequence
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from ._event_tree import Leaf, flatten
+from ._new_leaves import GUARANTEE_KINDS, NEW_KINDS, RDPCurve, pure_epsilon, rdp_check, rdp_curve, total_rho
 from ._rdp_formulas import (
     DEFAULT_ORDERS,
     gaussian_rdp,
@@ -47,6 +48,8 @@ __all__ = ["RDPAccountant", "DEFAULT_ORDERS"]
 
 
 def _check(leaf: Leaf, relation: str) -> str | None:
+    if leaf.kind in NEW_KINDS and rdp_check(leaf, relation) is not None:  # accountant-breadth leaves
+        return rdp_check(leaf, relation)
     if leaf.sampling == "poisson" and relation == "replace_one":
         return ("no Renyi-DP bound is implemented for Poisson subsampling under replace-one "
                 "(use PLDAccountant, which supports it)")
@@ -87,8 +90,29 @@ class RDPAccountant:
 
     @property
     def rdp(self) -> np.ndarray:
-        """The composed Renyi-DP curve at ``orders`` (natural log)."""
-        return self._rdp.copy()
+        """The composed Renyi-DP curve at ``orders`` (natural log); ``acct.rdp(other_orders)`` evaluates it
+        at other orders (an :class:`~._new_leaves.RDPCurve`)."""
+        return RDPCurve(self._rdp.copy(), self._rdp_at)
+
+    def _rdp_at(self, orders: Any) -> np.ndarray:
+        other = RDPAccountant(self.neighbouring, orders=orders)
+        total = np.zeros_like(other.orders)
+        for leaf, n in self._leaves.items():
+            total = total + n * other._leaf_rdp(leaf)
+        wanted = np.asarray(check_real_sequence(orders, "orders"), dtype=float)
+        return total[np.searchsorted(other.orders, wanted)]
+
+    def rho(self) -> float:
+        """zCDP parameter of the composition when every leaf has one (unsampled events), else inf."""
+        return total_rho(self._leaves, self.neighbouring)
+
+    def supports(self, event: PrivacyEvent) -> bool:
+        """Whether :meth:`compose` would accept ``event`` (nothing is composed)."""
+        try:
+            flatten(check_event(event), 1, self.neighbouring, type(self).__name__, check=_check)
+        except UnsupportedEventError:
+            return False
+        return True
 
     def epsilon(self, target_delta: float) -> float:
         """Upper bound on the smallest epsilon with the composition (epsilon, target_delta)-DP."""
@@ -115,11 +139,29 @@ class RDPAccountant:
         return {"accountant": "rdp", "neighbouring": self.neighbouring, "target_delta": target_delta,
                 "epsilon_upper": self.epsilon(target_delta)}
 
+    # ------------------------------------------------------------------ whole curves (curves.py)
+    def profile(self, epsilons: Any) -> Any:
+        """delta(epsilon) at each epsilon (ndarray, upper bounds from the RDP conversion of :meth:`delta`)."""
+        from .curves import accountant_profile
+
+        return accountant_profile(self, epsilons)
+
+    def tradeoff(self, alphas: Any) -> Any:
+        """f(alpha) the composition guarantees (ndarray): a **lower bound** on its true trade-off function,
+        from the RDP profile on an epsilon grid (Dong-Roth-Su 2022, Prop. 2.12)."""
+        from .curves import accountant_tradeoff
+
+        return accountant_tradeoff(self, alphas)
+
     # ------------------------------------------------------------------ leaves
     def _sensitivity(self, leaf: Leaf) -> float:
+        if leaf.kind in GUARANTEE_KINDS:  # guarantees under the relation itself (PureDP, ZCDP, BoundedRange)
+            return 1.0
         return 2.0 if self.neighbouring == "replace_one" and leaf.kind != "rr" else 1.0
 
     def _base_curve(self, leaf: Leaf, scale: float):
+        if leaf.kind in NEW_KINDS:  # accountant-breadth leaves (._new_leaves)
+            return rdp_curve(leaf, scale)
         if leaf.kind == "gaussian":
             return lambda a: gaussian_rdp(a, leaf.param * scale)
         if leaf.kind == "laplace":
@@ -127,6 +169,8 @@ class RDPAccountant:
         return lambda a: rr_rdp(a, leaf.param, leaf.buckets)
 
     def _base_pure(self, leaf: Leaf, scale: float) -> float:
+        if leaf.kind in NEW_KINDS:
+            return pure_epsilon(leaf, scale)
         return math.inf if leaf.kind == "gaussian" else leaf.param * scale
 
     def _leaf_rdp(self, leaf: Leaf) -> np.ndarray:

@@ -37,6 +37,8 @@ from .sampling import (
     probe_randomness,
 )
 from .search import Candidate, search_witnesses
+from .outcomes import probe_dtypes
+from .search_structure import restrict_to_impossible, select_for_certification
 from .witness import PatternSet, Witness, witness_from_dict
 
 __all__ = ["audit", "selection_size"]
@@ -60,9 +62,11 @@ class _DrawTask:
     sizes: tuple[int, ...]
     seed: int
     side: int
+    dtypes: tuple[str, ...] = ()  # probed output dtypes (outcomes.py): checked, or carried as a column
 
     def __call__(self, block: int) -> np.ndarray:
-        return draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_SELECT, block)
+        return draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_SELECT, block,
+                          self.dtypes)
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,11 @@ class _CountTask:
     side: int
     witnesses: tuple[Witness, ...]
     width: int | None
+    dtypes: tuple[str, ...] = ()
 
     def __call__(self, block: int) -> np.ndarray:
-        outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY, block)
+        outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY, block,
+                             self.dtypes)
         where = block_label(self.side, PHASE_CERTIFY, block, self.seed)
         if self.width is not None and outputs.shape[1] != self.width:
             raise MechanismError(f"{where}: the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
@@ -110,6 +116,17 @@ def _impossible_under(mechanism: Any, data: Any, witness: Witness) -> bool:
     if possible.shape != (rows.shape[0],):
         raise MechanismError(f"mechanism.support must return {rows.shape[0]} booleans, got shape {possible.shape}")
     return not possible.any()
+
+
+def _support_restricted(mechanism: Any, data: Any, candidate: Candidate) -> Candidate | None:
+    """The part of an exact-atom candidate the mechanism's support oracle rules out on ``data`` (or None)."""
+    support = getattr(mechanism, "support", None)
+    if not callable(support):
+        return None
+    try:
+        return restrict_to_impossible(candidate, support, data)
+    except Exception as exc:
+        raise MechanismError(f"mechanism.support(data, outputs) raised {type(exc).__name__}: {exc}") from exc
 
 
 def degenerate_warning(a: np.ndarray, b: np.ndarray) -> str | None:
@@ -166,11 +183,12 @@ class _Sampler:
     d: Any
     d_prime: Any
     seed: int
+    dtypes: tuple[str, ...] = ()
 
     def selection(self, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         blocks = range(len(sizes))
-        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D), blocks))
-        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME), blocks))
+        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes), blocks))
+        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes), blocks))
         if a.shape[1] != b.shape[1]:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
@@ -178,8 +196,9 @@ class _Sampler:
     def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples."""
         blocks = range(len(sizes))
-        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width), blocks)
-        under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width), blocks)
+        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes), blocks)
+        under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width,
+                                               self.dtypes), blocks)
         return np.array(under_d).reshape(len(sizes), -1), np.array(under_dp).reshape(len(sizes), -1)
 
 
@@ -257,7 +276,7 @@ def audit(
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
-    draw = _Sampler(backend, mechanism, d, d_prime, seed)
+    draw = _Sampler(backend, mechanism, d, d_prime, seed, probe_dtypes(mechanism, d, d_prime, seed))
 
     with backend:
         if witness is not None:
@@ -274,7 +293,9 @@ def audit(
             z = float(norm.isf(side_alpha(confidence_level, certified_events)))
             search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
             candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng)
-            chosen = _select(candidates, certified_events)
+            chosen = select_for_certification(candidates, certified_events,
+                                              lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
+                                              selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
         ceiling = certification_ceiling(n_certify, delta, alpha)
         method = (f"selection {n_select} + certification {n_certify} per input; "
@@ -287,17 +308,17 @@ def audit(
 
     counts_d, counts_dp = per_block_d.sum(axis=0), per_block_dp.sum(axis=0)
     best = None
-    for index, candidate in enumerate(chosen):
+    for index, candidate in enumerate(chosen):  # every certified event: its bound, and the exact-support proof
         count_p, count_q = (counts_d[index], counts_dp[index]) if candidate.forward else (counts_dp[index], counts_d[index])
         bound, p_low, q_high = epsilon_lower_bound(int(count_p), n_certify, int(count_q), n_certify, delta, alpha)
+        proven = count_q == 0 and p_low > delta and _impossible_under(mechanism, d_prime if candidate.forward else d,
+                                                                       candidate.witness)
+        if proven:
+            bound = math.inf
         if best is None or bound > best[0]:
-            best = (bound, p_low, q_high, int(count_p), int(count_q), index)
-    bound, p_low, q_high, count_p, count_q, index = best
+            best = (bound, p_low, q_high, int(count_p), int(count_q), index, proven)
+    bound, p_low, q_high, count_p, count_q, index, proven = best
     candidate = chosen[index]
-    proven = count_q == 0 and p_low > delta and _impossible_under(mechanism, d_prime if candidate.forward else d,
-                                                                   candidate.witness)
-    if proven:
-        bound = math.inf
     details = None
     if keep_details:
         numerator, denominator = (per_block_d, per_block_dp) if candidate.forward else (per_block_dp, per_block_d)

@@ -84,9 +84,13 @@ class AuditResult:
         verdict = "VIOLATED" if self.violated else "not violated"
         if self.support_proof:
             verdict += " (the witness outputs can never occur under the other input: exact support)"
+        elif self.one_sided_support:
+            verdict += (f" (the witness never occurred under the other input in {self.certification_samples} certification "
+                        "samples: consistent with epsilon = inf; the bound is what this budget can certify)")
         return (
             f"epsilon >= {self.epsilon_lower:.4f} with confidence {self.confidence_level:g} "
             f"(claimed {self.epsilon:g}, delta {self.delta:g}): {verdict}; witness {self.event} [{self.direction}]; "
-            f"ceiling {self.ceiling:.3g} at {self.certification_samples} certification samples per input"
+            f"ceiling {self.ceiling:.3g} at {self.certification_samples} certification samples per input, "
+            f"confidence split over {self.certified_events} certified event-direction(s)"
             + "".join(f"\nwarning: {w}" for w in self.warnings)
         )

@@ -78,13 +78,19 @@ def validated_outputs(raw: Any, size: int, where: str) -> np.ndarray:
         try:
             raw = np.asarray(raw)
         except (ValueError, TypeError) as exc:  # ragged lists and the like
-            raise MechanismError(f"{where}: the mechanism returned a list that is not a rectangular array of numbers ({exc})") from exc
+            found = sorted({type(item).__name__ for item in list(raw)[:1000]})
+            raise MechanismError(f"{where}: the mechanism returned a list that is not a rectangular array of numbers "
+                                 f"(element types {', '.join(found)}: {exc})") from exc
     if not isinstance(raw, np.ndarray):
         raise MechanismError(f"{where}: the mechanism returned {type(raw).__name__}, expected a numpy array of {size} outputs")
     if raw.ndim == 0 or raw.shape[0] != size:
         raise MechanismError(f"{where}: the mechanism returned shape {raw.shape} for size={size}; outputs must be stacked on axis 0")
     if raw.ndim > 2:
         raise MechanismError(f"{where}: outputs must have shape (size,) or (size, d), got {raw.shape}")
+    if raw.dtype == object:  # issue 18: audited when every element is a real number of one type, else refused
+        from .outcomes import object_outputs
+
+        raw = object_outputs(raw, where)
     if raw.dtype == object or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == bool) or np.issubdtype(raw.dtype, np.complexfloating):
         raise MechanismError(f"{where}: outputs must be real numbers, got dtype {raw.dtype}")
     return raw
@@ -98,7 +104,7 @@ def canonical_outputs(raw: Any, size: int, where: str) -> np.ndarray:
     """
     out = np.array(validated_outputs(raw, size, where), dtype=np.float64, copy=True).reshape(size, -1)
     out[np.isnan(out)] = np.nan
-    out += 0.0  # -0.0 -> 0.0
+    # -0.0 is kept (issue 18: the sign of zero is a searched feature); atoms compare values, and -0.0 == 0.0
     return out
 
 
@@ -144,8 +150,8 @@ def draw_raw_block(mechanism: Callable, data: Any, size: int, seed: int, side: i
 class RandomnessProbe:
     """What :func:`probe_randomness` found about a mechanism's use of randomness.
 
-    ``unseeded``: two runs of the same block differed, so the mechanism reads a source the sampler does
-    not seed (results are not reproducible, and forked workers may replay copies of it: audits run it in
+    ``unseeded``: two runs of the same block differed, or the mechanism declares ``reproducible = False``
+    (as :func:`dpaudit.adapters.opendp` does), so the mechanism reads a source the sampler does not seed (results are not reproducible, and forked workers may replay copies of it: audits run it in
     one process). ``data_blind``: for the same seed the outputs on d and d_prime were identical.
     """
 
@@ -170,8 +176,12 @@ def probe_randomness(mechanism: Callable, d: Any, d_prime: Any | None, seed: int
     other = draw_raw_block(mechanism, d, size, seed, SIDE_D, PHASE_PROBE, 1)
     varies = first.shape[0] > 1 and not all(_same(first[i], first[0]) for i in range(1, min(first.shape[0], 64)))
     warnings = []
-    unseeded = not _same(first, again)
-    if unseeded:
+    declared = getattr(mechanism, "reproducible", True) is False  # e.g. dpaudit.adapters.opendp: OS randomness
+    unseeded = declared or not _same(first, again)
+    if declared:
+        note = getattr(mechanism, "reproducibility_note", None) or "the mechanism declares itself not reproducible"
+        warnings.append(f"{note}; it was run in a single process so its samples stay independent")
+    elif unseeded:
         warnings.append("the mechanism's outputs differ between two runs with the same seed: it reads a random source "
                         "the sampler does not seed (not the rng it is given, nor the global numpy.random/random state); "
                         "it was run in a single process so its samples stay independent, and results are not reproducible")
@@ -189,10 +199,21 @@ def probe_randomness(mechanism: Callable, d: Any, d_prime: Any | None, seed: int
     return RandomnessProbe(unseeded, data_blind, tuple(warnings))
 
 
-def draw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, phase: int, block: int) -> np.ndarray:
-    """Draw one block of ``size`` canonical outputs (2-d float64)."""
+def draw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, phase: int, block: int,
+               dtypes: tuple[str, ...] = ()) -> np.ndarray:
+    """Draw one block of ``size`` canonical outputs (2-d float64).
+
+    ``dtypes`` (issue 18, see ``outcomes.py``): the dtypes probed on the two inputs; one dtype: a block of
+    another dtype is refused; several: a column with the block's dtype code is appended to the outputs.
+    """
     raw = draw_raw_block(mechanism, data, size, seed, side, phase, block)
-    return canonical_outputs(raw, size, "mechanism")
+    if not dtypes:
+        return canonical_outputs(raw, size, "mechanism")
+    from .outcomes import append_dtype_column, check_dtype
+
+    check_dtype(raw, dtypes, block_label(side, phase, block, seed))
+    out = canonical_outputs(raw, size, "mechanism")
+    return append_dtype_column(out, raw.dtype) if len(dtypes) > 1 else out
 
 
 class Backend(Protocol):
@@ -293,28 +314,50 @@ def choose_backend(workers: int | None, total_samples: int, mechanism: Callable,
     return SerialBackend(progress)
 
 
-@dataclass
 class Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal and the job is long."""
+    """A progress bar on stderr for an audit's blocks, shown only when stderr is a terminal and the job is
+    long (``enabled=None``) or when asked (``enabled=True``).
 
-    total: int
-    label: str = "audit"
-    enabled: bool | None = None
-    done: int = 0
-    _started: float = 0.0
+    Drawn by tqdm when it is installed (every backend, local, process or Dask, calls ``advance`` once per
+    finished block in the calling process); else a plain one-line bar. Closed when the last block is done.
+    """
 
-    def __post_init__(self) -> None:
-        if self.enabled is None:
-            self.enabled = sys.stderr.isatty() and self.total > 8
+    def __init__(self, total: int, label: str = "audit", enabled: bool | None = None) -> None:
+        self.total, self.label, self.done = int(total), label, 0
+        self.enabled = (sys.stderr.isatty() and self.total > 8) if enabled is None else bool(enabled)
         self._started = time.perf_counter()
+        self._bar: Any = None
+        if self.enabled:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=self.total, desc=self.label, unit="block", file=sys.stderr, leave=False,
+                                 dynamic_ncols=True)
 
     def advance(self, count: int = 1) -> None:
         self.done += count
-        if self.enabled:
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            elapsed = time.perf_counter() - self._started
-            sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} blocks {elapsed:5.1f}s")
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(count)
             if self.done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+                self.close()
+            return
+        width = 30
+        filled = int(width * min(self.done, self.total) / max(self.total, 1))
+        elapsed = time.perf_counter() - self._started
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} blocks {elapsed:5.1f}s")
+        if self.done >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """Remove the bar (idempotent)."""
+        bar, self._bar = self._bar, None
+        if bar is not None:
+            bar.close()
+
+    def __getstate__(self) -> dict[str, Any]:  # a bar never travels to worker processes
+        return {**self.__dict__, "_bar": None}

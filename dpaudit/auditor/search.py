@@ -24,7 +24,8 @@ from scipy.optimize import minimize
 
 from .witness import Column, ColumnAtoms, Linear, PatternSet, Projection, ScoreRegion, Witness, pattern_keys
 
-__all__ = ["Candidate", "find_atoms", "search_witnesses", "predicted_bound"]
+__all__ = ["Candidate", "find_atoms", "search_witnesses", "predicted_bound", "score_projections", "pattern_counts",
+           "conservative_upper"]
 
 ATOM_MIN_COUNT = 3  # a value seen this often in the pooled selection batch is an atom
 MAX_PATTERNS = 20_000
@@ -98,24 +99,13 @@ class _Context:
 
 
 def _pattern_candidates(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, context: _Context) -> list[Candidate]:
-    codes_a, codes_b = atoms.codes(a), atoms.codes(b)
-    keys = np.concatenate([pattern_keys(codes_a), pattern_keys(codes_b)])
-    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if unique.size < 2:
+    patterns, count_a, count_b = pattern_counts(atoms, a, b)
+    if patterns.shape[0] < 2:
         return []
-    side_a = np.zeros(keys.size, dtype=bool)
-    side_a[: a.shape[0]] = True
-    count_a = np.bincount(inverse[side_a], minlength=unique.size)
-    count_b = np.bincount(inverse[~side_a], minlength=unique.size)
-    if unique.size > MAX_PATTERNS:
-        keep = np.argsort(-(count_a + count_b), kind="stable")[:MAX_PATTERNS]
-        count_a, count_b, first = count_a[keep], count_b[keep], first[keep]
-    all_codes = np.concatenate([codes_a, codes_b])
     candidates = []
     for forward, (numerator, denominator) in ((True, (count_a, count_b)), (False, (count_b, count_a))):
         length, predicted, order = _best_prefix(numerator, denominator, context)
-        chosen = all_codes[first[order[:length]]]
-        candidates.append(Candidate(PatternSet(atoms, chosen), forward, predicted))
+        candidates.append(Candidate(PatternSet(atoms, patterns[order[:length]]), forward, predicted))
     return candidates
 
 
@@ -178,12 +168,9 @@ def _logistic_projection(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: 
     return Linear(atoms, weights, mean, scale)
 
 
-def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
-                     rng: np.random.Generator) -> list[Candidate]:
-    """All candidate events for selection outputs ``a`` (under d) and ``b`` (under d_prime), best first."""
-    context = _Context(min(a.shape[0], b.shape[0]), n_certify, z_certify, delta)
-    atoms = find_atoms(np.concatenate([a, b]))
-    candidates = _pattern_candidates(atoms, a, b, context)
+def score_projections(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> list[Projection]:
+    """The real scores searched for half-lines: each coordinate (up to MAX_SCORE_COLUMNS) and, for vectors
+    and outputs with atoms, a logistic-regression score learned on the selection outputs ``a``, ``b``."""
     width = a.shape[1]
     projections: list[Projection] = [Column(j, width) for j in range(min(width, MAX_SCORE_COLUMNS))]
     has_atoms = any(v.size for v in atoms.values) or any(atoms.has_nan)
@@ -191,6 +178,50 @@ def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify:
         learned = _logistic_projection(atoms, a, b, rng)
         if learned is not None:
             projections.append(learned)
+    return projections
+
+
+def pattern_counts(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct atom patterns of the selection outputs (rows of codes) and how often each occurs
+    under d (``a``) and under d_prime (``b``); at most MAX_PATTERNS, the most frequent."""
+    codes_a, codes_b = atoms.codes(a), atoms.codes(b)
+    keys = np.concatenate([pattern_keys(codes_a), pattern_keys(codes_b)])
+    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    side_a = np.zeros(keys.size, dtype=bool)
+    side_a[: a.shape[0]] = True
+    count_a = np.bincount(inverse[side_a], minlength=unique.size)
+    count_b = np.bincount(inverse[~side_a], minlength=unique.size)
+    if unique.size > MAX_PATTERNS:
+        keep = np.argsort(-(count_a + count_b), kind="stable")[:MAX_PATTERNS]
+        count_a, count_b, first = count_a[keep], count_b[keep], first[keep]
+    return np.concatenate([codes_a, codes_b])[first], count_a, count_b
+
+
+def conservative_upper(count, n_select: int, n_certify: int, z_certify: float) -> np.ndarray:
+    """The upper confidence bound a proportion seen ``count`` times in ``n_select`` selection samples is
+    expected to get at certification (n_certify samples, z_certify standard errors), taken conservatively
+    (one-sided Wilson bounds at SELECTION_Z, then at z_certify); vectorised."""
+    p = _wilson(count, n_select, SELECTION_Z, upper=True)
+    return _wilson(p * n_certify, n_certify, z_certify, upper=True)
+
+
+def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
+                     rng: np.random.Generator) -> list[Candidate]:
+    """All candidate events for selection outputs ``a`` (under d) and ``b`` (under d_prime), best first:
+    the structural, product and held-out-ranked search of ``search_structure.structured_search``."""
+    from .search_structure import structured_search
+
+    return structured_search(a, b, n_certify=n_certify, z_certify=z_certify, delta=delta, rng=rng)
+
+
+def magnitude_search(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
+                     rng: np.random.Generator) -> list[Candidate]:
+    """The magnitude-only search (atoms and half-lines ranked on the same selection batch), kept for
+    comparison: all candidate events for ``a`` (under d) and ``b`` (under d_prime), best first."""
+    context = _Context(min(a.shape[0], b.shape[0]), n_certify, z_certify, delta)
+    atoms = find_atoms(np.concatenate([a, b]))
+    candidates = _pattern_candidates(atoms, a, b, context)
+    projections = score_projections(atoms, a, b, rng)
     for projection in projections:
         candidates += _region_candidates(projection, a, b, context)
     candidates = [c for c in candidates if c.predicted > -math.inf]

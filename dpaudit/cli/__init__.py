@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import ClusterError, DPAuditError, MechanismError
-from . import accuracy, audit, budget, check
+from . import accuracy, audit, budget, check, scores
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FINDING", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED",
            "EXIT_CODES_HELP"]
@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.register(subparsers)
     accuracy.register(subparsers)
     check.register(subparsers)
+    scores.register(subparsers)
     _add_exit_codes(parser)
     return parser
 

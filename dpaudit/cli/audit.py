@@ -15,12 +15,16 @@ def _run(args: argparse.Namespace) -> int:
     from ..auditor import audit, search_pairs, statdp_query_pairs
 
     mechanism = load_object(args.mechanism, "mechanism")
-    common = dict(epsilon=args.epsilon, delta=args.delta, samples=args.samples,
-                  confidence_level=args.confidence_level, seed=args.seed, workers=args.workers)
+    common = dict(epsilon=args.epsilon, delta=0.0 if args.delta is None else args.delta, samples=args.samples,
+                  confidence_level=args.confidence_level, seed=args.seed, workers=args.workers, scheduler=args.scheduler)
     given = [flag for flag, value in (("--d/--d-prime", args.d is not None or args.d_prime is not None),
                                       ("--neighbours", args.neighbours), ("--statdp", args.statdp)) if value]
     if len(given) > 1:
         raise InvalidArgument("d", f"{' and '.join(given)} conflict: give one way of naming the pair(s)")
+    if args.curve:
+        return _run_curve(args, mechanism)
+    if args.epsilon is None:
+        raise InvalidArgument("epsilon", "--epsilon (the claimed epsilon) is required unless --curve is given")
     if args.neighbours or args.statdp:
         pairs = load_pairs(args.neighbours) if args.neighbours else statdp_query_pairs(args.statdp)
         found = search_pairs(mechanism, pairs, top=args.top, **common)
@@ -37,6 +41,27 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if result.violated else 0
 
 
+def _run_curve(args: argparse.Namespace, mechanism: object) -> int:
+    """``--curve``: test the whole trade-off curve (claim: --mu, else --epsilon/--delta, else the mechanism's
+    .event); exit 1 when a certified point lies below it."""
+    from ..auditor import audit_curve
+    from ..guarantee import Guarantee
+
+    if args.neighbours or args.statdp or args.d is None or args.d_prime is None:
+        raise InvalidArgument("curve", "--curve needs one pair: give --d and --d-prime")
+    if args.mu is not None and args.epsilon is not None:
+        raise InvalidArgument("mu", "--mu and --epsilon conflict: give one claim")
+    claim = args.mu if args.mu is not None else (
+        Guarantee(args.epsilon, 0.0 if args.delta is None else args.delta) if args.epsilon is not None else None)
+    d, d_prime = json_argument(args.d, "d"), json_argument(args.d_prime, "d_prime")
+    result = audit_curve(mechanism, d, d_prime, claim=claim, samples=args.samples, confidence_level=args.confidence_level,
+                         seed=args.seed, delta=args.delta, workers=args.workers, scheduler=getattr(args, "scheduler", None))
+    text = (f"{args.mechanism}: pair d={d!r} d_prime={d_prime!r}\n{result.summary()}\n"
+            "(mu_lower and epsilon_lower are lower bounds holding with the stated confidence)")
+    emit(result.to_dict(), text, args.json)
+    return 1 if result.violated else 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("audit", help="certify an epsilon lower bound for a mechanism (exit 1 if above the claim)",
                               description=__doc__)
@@ -46,11 +71,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--neighbours", help="package.module:pairs, a list of (d, d_prime) pairs (or a callable returning one)")
     p.add_argument("--statdp", type=int, metavar="LENGTH", help="search the StatDP query-vector pairs of this length")
     p.add_argument("--top", type=int, default=3, help="pairs certified after screening (default 3)")
-    p.add_argument("--epsilon", type=float, required=True, help="claimed epsilon")
-    p.add_argument("--delta", type=float, default=0.0, help="claimed delta (default 0)")
+    p.add_argument("--epsilon", type=float, default=None, help="claimed epsilon (required without --curve)")
+    p.add_argument("--delta", type=float, default=None, help="claimed delta (default 0)")
+    p.add_argument("--curve", action="store_true", help="audit the whole trade-off curve against the claim: --mu, else "
+                   "(--epsilon, --delta), else the mechanism's .event (exit 1 if a certified point lies below it)")
+    p.add_argument("--mu", type=float, default=None, help="with --curve: claimed Gaussian-DP mu")
     p.add_argument("--samples", type=sample_count, default=1_000_000, help="runs per input (default 10^6; 1e6 and 1_000_000 work)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the blocks on a Dask cluster, e.g. tcp://host:8786 (default: $DPAUDIT_SCHEDULER; same numbers as locally)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.set_defaults(handler=_run)

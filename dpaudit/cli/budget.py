@@ -2,14 +2,19 @@
 
 Every epsilon printed is an upper bound (rounded up); per-step answers are lower bounds on the exact
 inverse (rounded down), so spending them never exceeds the target.
+
+Flags mean the same in every sub-command: --delta is the per-step delta of each composed step (default 0)
+and --target-delta the total delta of the whole composition. Step counts (-k, --steps) accept 10**12 as
+1e12; every theorem runs in bounded memory, and a k beyond a theorem's limit is refused (exit 2).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
-
-import sympy as sp
 
 from ..accountant import (
     PER_STEP_THEOREMS,
@@ -25,7 +30,9 @@ from ..accountant import (
     per_step_epsilon,
     symbolic,
 )
+from ..accountant.closed_form import fraction_down
 from ..accountant.compare import compare_compositions
+from ..errors import InvalidArgument
 from ..reporting import format_number, format_table, to_json
 
 __all__ = ["register"]
@@ -34,6 +41,8 @@ UPPER_NOTE = "epsilon values are upper bounds (rounded up)"
 
 
 def _symbolic_payload(theorems: list[str]) -> dict[str, dict[str, str]]:
+    import sympy as sp  # only for --symbolic: keeps `dpaudit budget` quick to start
+
     payload = {}
     for theorem in theorems:
         expression = symbolic(theorem)
@@ -61,9 +70,42 @@ def _guarantee_text(title: str, guarantee, extra: str = "") -> str:
     )
 
 
+def _count(text: str) -> int:
+    """A step count: an integer, also in scientific notation (1e12)."""
+    try:
+        value = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not value.is_finite() or value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    return int(value)
+
+
+def _deprecated(old: str, new: str) -> None:
+    """One line on stderr for a deprecated spelling that still works."""
+    print(f"dpaudit: note: {old} is deprecated; use {new}", file=sys.stderr)
+
+
+def _compare_deltas(args: argparse.Namespace) -> tuple[float, float]:
+    """(total delta, per-step delta) from --target-delta / --delta and the deprecated spellings."""
+    total, step = args.target_delta, args.delta
+    if total is None:
+        if step is None:
+            raise InvalidArgument("target_delta", "budget compare needs --target-delta (the total delta of the composition)")
+        _deprecated("'budget compare --delta' as the total delta", "--target-delta (--delta is the per-step delta)")
+        total, step = step, None
+    if args.step_delta is not None:
+        if step is not None:
+            raise InvalidArgument("step_delta", "give the per-step delta once: --delta (or the deprecated --step-delta), not both")
+        _deprecated("--step-delta", "--delta (the per-step delta)")
+        step = args.step_delta
+    return total, 0.0 if step is None else step
+
+
 def _compare(args: argparse.Namespace) -> int:
+    total_delta, step_delta = _compare_deltas(args)
     rows = compare_compositions(
-        args.epsilon, args.k, args.delta, step_delta=args.step_delta, sampling_probability=args.sampling_probability
+        args.epsilon, args.k, total_delta, step_delta=step_delta, sampling_probability=args.sampling_probability
     )
     table = format_table(
         ["theorem", "sampling", "epsilon_upper", "delta", "tightest", "note"],
@@ -71,13 +113,13 @@ def _compare(args: argparse.Namespace) -> int:
           r.epsilon_upper, r.delta, "<- tightest" if r.tightest else "", r.note] for r in rows],
     )
     text = (
-        f"k = {args.k} steps of ({args.epsilon:g}, {args.step_delta:g})-DP at total delta = {args.delta:g}\n"
-        f"{table}\n({UPPER_NOTE}; basic uses delta = k * step delta)"
+        f"k = {args.k} steps of ({args.epsilon:g}, {step_delta:g})-DP at total delta = {total_delta:g}\n"
+        f"{table}\n({UPPER_NOTE}; basic uses delta = k * per-step delta)"
     )
     payload = {
         "command": "compare",
         "bound": "upper",
-        "inputs": {"epsilon": args.epsilon, "k": args.k, "delta": args.delta, "step_delta": args.step_delta,
+        "inputs": {"epsilon": args.epsilon, "k": args.k, "target_delta": total_delta, "delta": step_delta,
                    "sampling_probability": args.sampling_probability},
         "results": [r.to_dict() for r in rows],
     }
@@ -86,15 +128,43 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _basic(args: argparse.Namespace) -> int:
-    epsilons = args.epsilon * args.k if len(args.epsilon) == 1 else args.epsilon
-    guarantee = basic(epsilons, args.delta)
-    payload = {"command": "basic", "bound": "upper", "inputs": {"epsilons": epsilons, "delta": args.delta}, "result": guarantee.to_dict()}
-    return _emit(args, payload, _guarantee_text(f"basic composition of {len(epsilons)} steps", guarantee), ["basic"])
+    if len(args.epsilon) == 1:  # k identical steps, composed in O(1) (never a list of k values)
+        k = 1 if args.k is None else args.k
+        guarantee = basic(args.epsilon[0], args.delta, k=k)
+    else:
+        if args.k is not None and args.k != len(args.epsilon):
+            raise InvalidArgument("k", f"k={args.k} repeats a single --epsilon; give several --epsilon values or one with -k, not both")
+        k = len(args.epsilon)
+        guarantee = basic(args.epsilon, args.delta)
+    payload = {"command": "basic", "bound": "upper", "inputs": {"epsilons": args.epsilon, "k": k, "delta": args.delta},
+               "result": guarantee.to_dict()}
+    return _emit(args, payload, _guarantee_text(f"basic composition of {k} steps", guarantee), ["basic"])
+
+
+def _advanced_slack(args: argparse.Namespace) -> float:
+    """The slack delta': --delta-slack, or --target-delta minus k * --delta (rounded down)."""
+    if args.target_delta is None:
+        if args.delta_slack is None:
+            raise InvalidArgument("delta_slack", "budget advanced needs --delta-slack or --target-delta (the total delta)")
+        return args.delta_slack
+    if args.delta_slack is not None:
+        raise InvalidArgument("delta_slack", "give either --delta-slack or --target-delta, not both")
+    if not 0.0 < args.target_delta < 1.0 or not 0.0 <= args.delta < 1.0:  # nan fails both
+        raise InvalidArgument("target_delta", f"target_delta={args.target_delta!r} and delta={args.delta!r} must lie in [0, 1)")
+    slack = fraction_down(Fraction(args.target_delta) - args.k * Fraction(args.delta))
+    if not slack > 0.0:
+        raise InvalidArgument(
+            "target_delta", f"target_delta={args.target_delta!r} must exceed k * delta = {args.k * args.delta:.6g} "
+            "(advanced composition needs a slack delta')"
+        )
+    return slack
 
 
 def _advanced(args: argparse.Namespace) -> int:
-    guarantee = advanced(args.epsilon, args.k, args.delta_slack, args.delta)
-    payload = {"command": "advanced", "bound": "upper", "inputs": vars_subset(args, "epsilon", "k", "delta_slack", "delta"), "result": guarantee.to_dict()}
+    slack = _advanced_slack(args)
+    guarantee = advanced(args.epsilon, args.k, slack, args.delta)
+    inputs = {**vars_subset(args, "epsilon", "k", "target_delta", "delta"), "delta_slack": slack}
+    payload = {"command": "advanced", "bound": "upper", "inputs": inputs, "result": guarantee.to_dict()}
     return _emit(args, payload, _guarantee_text(f"advanced composition (Dwork-Rothblum-Vadhan) of {args.k} steps", guarantee), ["advanced"])
 
 
@@ -155,23 +225,40 @@ def _dpsgd_closed_forms(sigma: float, q: float, steps: int, delta: float, neighb
         share = delta / (steps * q) if theorem == "basic" else delta / (2 * steps * q)
         step_eps = gaussian_epsilon(min(share, 0.5), mu)
         amplified = amplify(step_eps, min(share, 0.5), q)
-        if theorem == "basic":
-            total = basic([amplified.epsilon] * steps).epsilon
-        elif theorem == "advanced":
-            total = advanced(amplified.epsilon, steps, delta / 2, amplified.delta).epsilon
-        else:
-            total = optimal(amplified.epsilon, steps, delta, amplified.delta).epsilon
+        note = f"per step eps0={step_eps:.4g}, delta0={share:.3g}"
+        try:
+            if theorem == "basic":
+                total = basic(amplified.epsilon, k=steps).epsilon  # O(1) in steps
+            elif theorem == "advanced":
+                total = advanced(amplified.epsilon, steps, delta / 2, amplified.delta).epsilon
+            else:
+                total = optimal(amplified.epsilon, steps, delta, amplified.delta).epsilon
+        except ValueError as exc:  # e.g. steps beyond the exact optimal composition's limit
+            total, note = None, str(exc)
         rows.append({"method": name.format(theorem), "label": f"{theorem} (closed form)", "epsilon_upper": total, "epsilon_lower": None,
-                     "note": f"per step eps0={step_eps:.4g}, delta0={share:.3g}"})
+                     "note": note})
     return rows
+
+
+#: Above this many steps the command line skips the PLD accountant (its grid, time and memory grow with
+#: the total privacy loss: ~20 s and 250 MB at 10^7 steps) and says so; RDP and the closed forms take any k.
+DPSGD_PLD_MAX_STEPS = 10**7
+
+
+def _pld_skipped_note(steps: int) -> str:
+    return f"not computed: steps={steps} exceeds {DPSGD_PLD_MAX_STEPS:.0e}, the command line's limit for the PLD accountant"
 
 
 def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: str) -> list[dict[str, Any]]:
     event = dpsgd_event(sigma, q, steps)
-    pld = PLDAccountant(neighbouring).compose(event)
-    lower, upper = pld.epsilon_interval(delta)
-    rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
-             "note": f"exact value lies in [{format_number(lower, 6)}, {format_number(upper, 6)}]"}]
+    if steps > DPSGD_PLD_MAX_STEPS:
+        rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
+                 "note": _pld_skipped_note(steps)}]
+    else:
+        pld = PLDAccountant(neighbouring).compose(event)
+        lower, upper = pld.epsilon_interval(delta)
+        rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
+                 "note": f"exact value lies in [{format_number(lower, 6)}, {format_number(upper, 6)}]"}]
     try:
         rdp = RDPAccountant(neighbouring).compose(event).epsilon(delta)
         rows.append({"method": "rdp (Renyi DP)", "label": "rdp", "epsilon_upper": rdp, "epsilon_lower": None, "note": ""})
@@ -209,11 +296,21 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
 
 
 def _dpsgd(args: argparse.Namespace) -> int:
-    q, steps, delta, relation = args.sampling_probability, args.steps, args.delta, args.neighbouring
-    inputs = vars_subset(args, "noise_multiplier", "target_epsilon", "sampling_probability", "steps", "delta", "neighbouring")
+    if args.delta is not None:
+        if args.target_delta is not None:
+            raise InvalidArgument("delta", "give the total delta once: --target-delta (or the deprecated --delta), not both")
+        _deprecated("'budget dpsgd --delta' (the total delta)", "--target-delta")
+        args.target_delta = args.delta
+    if args.target_delta is None:
+        raise InvalidArgument("target_delta", "budget dpsgd needs --target-delta (the total delta of the training run)")
+    q, steps, delta, relation = args.sampling_probability, args.steps, args.target_delta, args.neighbouring
+    inputs = vars_subset(args, "noise_multiplier", "target_epsilon", "sampling_probability", "steps", "target_delta", "neighbouring")
     if args.target_epsilon is not None:
         rows = []
         for name in ("pld", "rdp"):
+            if name == "pld" and steps > DPSGD_PLD_MAX_STEPS:
+                rows.append({"accountant": name, "noise_multiplier": None, "note": _pld_skipped_note(steps)})
+                continue
             try:
                 sigma = dpsgd_noise_multiplier(args.target_epsilon, delta, q, steps, accountant=name, neighbouring=relation)
                 rows.append({"accountant": name, "noise_multiplier": sigma, "note": ""})
@@ -256,35 +353,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``budget`` and its sub-commands to the top-level parser."""
     budget = subparsers.add_parser("budget", help="privacy budgets from the composition theorems (upper bounds)",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = budget.add_subparsers(dest="budget_command", metavar="{compare,basic,advanced,optimal,amplify,per-step,dpsgd}", required=True)
+    commands = budget.add_subparsers(dest="budget_command", metavar="{compare,basic,advanced,optimal,amplify,per-step,dpsgd,calibrate}", required=True)
 
     p = commands.add_parser("compare", help="basic / advanced / optimal (and amplified) side by side")
     p.add_argument("--epsilon", type=float, required=True, help="per-step epsilon")
-    p.add_argument("-k", "--k", type=int, required=True, help="number of steps")
-    p.add_argument("--delta", type=float, required=True, help="total delta")
-    p.add_argument("--step-delta", type=float, default=0.0, help="per-step delta (default 0)")
+    p.add_argument("-k", "--k", type=_count, required=True, help="number of steps")
+    p.add_argument("--target-delta", type=float, default=None, help="total delta of the composition")
+    p.add_argument("--delta", type=float, default=None,
+                   help="per-step delta (default 0); deprecated: without --target-delta it is read as the total delta")
+    p.add_argument("--step-delta", type=float, default=None, help="deprecated spelling of --delta (per-step delta)")
     p.add_argument("--sampling-probability", type=float, default=None, help="also show each step on a Poisson q-subsample")
     _common(p)
     p.set_defaults(handler=_compare)
 
     p = commands.add_parser("basic", help="basic composition: sum of epsilons and deltas")
     p.add_argument("--epsilon", type=float, nargs="+", required=True, help="per-step epsilon(s); several for heterogeneous steps")
-    p.add_argument("-k", "--k", type=int, default=1, help="repeat a single --epsilon k times (default 1)")
+    p.add_argument("-k", "--k", type=_count, default=None, help="repeat a single --epsilon k times (default 1; O(1) for any k)")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
     p.set_defaults(handler=_basic)
 
     p = commands.add_parser("advanced", help="advanced composition (Dwork-Rothblum-Vadhan)")
     p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("-k", "--k", type=int, required=True)
-    p.add_argument("--delta-slack", type=float, required=True, help="the slack delta' of the theorem")
+    p.add_argument("-k", "--k", type=_count, required=True)
+    p.add_argument("--delta-slack", type=float, default=None, help="the slack delta' of the theorem (or give --target-delta)")
+    p.add_argument("--target-delta", type=float, default=None, help="total delta; the slack is target-delta - k * delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
     p.set_defaults(handler=_advanced)
 
     p = commands.add_parser("optimal", help="exact optimal composition (Kairouz-Oh-Viswanath)")
     p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("-k", "--k", type=int, required=True)
+    p.add_argument("-k", "--k", type=_count, required=True, help="number of steps (at most 1e12)")
     p.add_argument("--target-delta", type=float, required=True, help="total delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
@@ -292,7 +392,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = commands.add_parser("amplify", help="amplification by subsampling")
     p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("--delta", type=float, default=0.0)
+    p.add_argument("--delta", type=float, default=0.0, help="per-step delta of the mechanism (default 0)")
     p.add_argument("--sampling-probability", type=float, required=True)
     p.add_argument("--scheme", choices=["poisson", "without_replacement"], default="poisson")
     p.add_argument("--theorem", choices=["tight", "secrecy_of_sample", "secrecy_of_sample_one_sided"], default="tight")
@@ -301,8 +401,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = commands.add_parser("per-step", help="largest per-step epsilon for a total budget")
     p.add_argument("--target-epsilon", type=float, required=True)
-    p.add_argument("--target-delta", type=float, required=True)
-    p.add_argument("-k", "--k", type=int, required=True)
+    p.add_argument("--target-delta", type=float, required=True, help="total delta")
+    p.add_argument("-k", "--k", type=_count, required=True, help="number of steps (theorem optimal: at most 1e9)")
     p.add_argument("--theorem", choices=["all", *PER_STEP_THEOREMS], default="all")
     p.add_argument("--sampling-probability", type=float, default=None)
     _common(p)
@@ -313,9 +413,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     noise.add_argument("--noise-multiplier", type=float, help="noise standard deviation / clipping norm")
     noise.add_argument("--target-epsilon", type=float, help="print the noise multiplier each accountant needs instead")
     p.add_argument("--sampling-probability", type=float, required=True, help="Poisson sampling probability q")
-    p.add_argument("--steps", type=int, required=True, help="number of steps")
-    p.add_argument("--delta", type=float, required=True, help="target delta")
+    p.add_argument("--steps", type=_count, required=True, help="number of steps")
+    p.add_argument("--target-delta", type=float, default=None, help="total delta of the training run")
+    p.add_argument("--delta", type=float, default=None, help="deprecated spelling of --target-delta (total delta)")
     p.add_argument("--neighbouring", choices=["add_remove", "replace_one"], default="add_remove")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="also write a PNG of epsilon against steps")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(handler=_dpsgd)
+
+    from .calibrate import register as register_calibrate  # `budget calibrate`: any parameter of any tree
+
+    register_calibrate(commands)

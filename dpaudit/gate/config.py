@@ -37,6 +37,14 @@ steps = 1000
 delta = 1e-5
 max_epsilon = 8.0
 accountant = "pld"                         # or "rdp"
+
+[[budget]]
+name = "any-tree"                          # kind = "event" is inferred from the event key
+event = "SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)"   # any event tree as its repr (parsed, never evaluated)
+accountant = "pld"                         # or "rdp", "zcdp"
+neighbouring = "add_remove"                # or "replace_one"
+delta = 1e-5
+max_epsilon = 8.0                          # or: epsilon = 8.0 and max_delta = 1e-5
 ```
 """
 
@@ -78,6 +86,14 @@ class AuditSpec:
     source: str  # where the mechanism came from, for reports
     timeout: float | None = None
     neighbours: Any = None  # a callable returning the pairs: called when the entry runs (its failure is the entry's)
+    claim: Any = None  # the claimed trade-off curve (event, Guarantee or GDP mu); None: the mechanism's .event
+    curve: bool | None = None  # audit the whole curve; None: when there is a claim (or .event) and one pair
+
+    def audits_curve(self) -> bool:
+        """Whether this entry audits the privacy curve (``audit_curve``) rather than one point (``audit``)."""
+        if self.curve is not None:
+            return self.curve
+        return (self.claim is not None or getattr(self.mechanism, "event", None) is not None) and len(self.pairs) == 1
 
     def resolved(self) -> AuditSpec:
         """This spec with ``pairs`` filled in from a neighbours callable (raises MechanismError if it fails)."""
@@ -110,9 +126,10 @@ class AccuracySpec:
 class BudgetSpec:
     name: str
     kind: str
-    max_epsilon: float
+    max_epsilon: float | None  # None when the entry checks max_delta instead
     parameters: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
+    max_delta: float | None = None  # kind "event": delta (upper bound) at ``epsilon`` must stay within it
 
 
 @dataclass(frozen=True)
@@ -122,10 +139,11 @@ class GateConfig:
     audits: tuple[AuditSpec, ...]
     accuracy: tuple[AccuracySpec, ...]
     budgets: tuple[BudgetSpec, ...]
+    score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)
 
     @property
     def check_count(self) -> int:
-        return len(self.audits) + len(self.accuracy)
+        return len(self.audits) + len(self.accuracy) + len(self.score_audits)
 
 
 class _Entry:
@@ -244,10 +262,17 @@ def _mechanism(entry: _Entry) -> tuple[Any, Any, str]:
 
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = _Entry(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
-                                                   "delta", "samples", "confidence_level", "top", "timeout"})
+                                                   "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
     pairs = _pairs(entry, example)
+    claim = _claim(entry)
+    curve = entry.get("curve", bool, None)
+    if curve and claim is None and getattr(mechanism, "event", None) is None:
+        raise entry.error("curve", "a curve audit needs a claim: give claim = ... (an event, a GDP mu, or {epsilon, delta}) "
+                                   "or a mechanism with .event")
+    if curve and not callable(pairs) and len(pairs) != 1:
+        raise entry.error("curve", f"a curve audit needs exactly one pair (d, d_prime), got {len(pairs)}")
     return AuditSpec(
         name=name,
         mechanism=mechanism,
@@ -260,7 +285,42 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         top=entry.get("top", int, 3, **_POSITIVE_INT),
         source=source,
         timeout=_timeout(entry, settings),
+        claim=claim,
+        curve=curve,
     )
+
+
+def _claim(entry: _Entry) -> Any:
+    """``claim``: a GDP mu (number), an event tree written as its repr (string, parsed safely), or a table
+    {epsilon, delta} (a Guarantee); None when absent."""
+    if not entry.has("claim"):
+        return None
+    value = entry.table["claim"]
+    if isinstance(value, bool):
+        raise entry.error("claim", "must be a GDP mu, an event string or a table {epsilon, delta}, got a boolean")
+    if isinstance(value, (int, float)):
+        if not (math.isfinite(value) and value > 0):
+            raise entry.error("claim", f"{value!r} must be a GDP mu > 0 and finite")
+        return float(value)
+    if isinstance(value, str):
+        from ..events_parser import EventParseError, parse_event
+
+        try:
+            return parse_event(value)
+        except EventParseError as exc:
+            column = f"column {exc.column}: " if exc.column is not None else ""
+            raise entry.error("claim", f"{column}{exc.detail} in {value!r}") from None
+    if isinstance(value, dict):
+        from ..guarantee import Guarantee
+
+        unknown = sorted(set(value) - {"epsilon", "delta"})
+        if unknown or "epsilon" not in value:
+            raise entry.error("claim", "a table claim is {epsilon = ..., delta = ...}" + (f" (unknown key {unknown[0]!r})" if unknown else ""))
+        try:
+            return Guarantee(float(value["epsilon"]), float(value.get("delta", 0.0)))
+        except (TypeError, ValueError) as exc:
+            raise entry.error("claim", str(exc)) from None
+    raise entry.error("claim", f"must be a GDP mu, an event string or a table {{epsilon, delta}}, got {type(value).__name__}")
 
 
 def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> AccuracySpec:
@@ -302,14 +362,22 @@ _BUDGET_KEYS = {
               "steps": (int, _POSITIVE_INT), "delta": (float, _DELTA),
               "accountant": (str, dict(check=lambda v: v in ("pld", "rdp"), rule="pld or rdp")),
               "neighbouring": (str, dict(check=lambda v: v in ("add_remove", "replace_one"), rule="add_remove or replace_one"))},
+    # any event tree written as its repr, e.g. "SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)"
+    "event": {"event": (str, {}),
+              "accountant": (str, dict(check=lambda v: v in ("pld", "rdp", "zcdp"), rule="pld, rdp or zcdp")),
+              "neighbouring": (str, dict(check=lambda v: v in ("add_remove", "replace_one"), rule="add_remove or replace_one")),
+              "delta": (float, _DELTA), "epsilon": (float, _EPSILON)},
 }
-_BUDGET_REQUIRED = {"composition": ("epsilon", "k", "delta"), "dpsgd": ("noise_multiplier", "sampling_probability", "steps", "delta")}
+_BUDGET_REQUIRED = {"composition": ("epsilon", "k", "delta"), "dpsgd": ("noise_multiplier", "sampling_probability", "steps", "delta"),
+                    "event": ("event",)}
 
 
 def _budget(path: str, index: int, table: Any, settings: GateSettings | None = None) -> BudgetSpec:
-    kind = table.get("kind", "composition") if isinstance(table, dict) else None
-    keys = _BUDGET_KEYS.get(kind, {})
-    entry = _Entry(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys})
+    default_kind = "event" if isinstance(table, dict) and "event" in table else "composition"
+    kind = table.get("kind", default_kind) if isinstance(table, dict) else None
+    keys = _BUDGET_KEYS.get(kind, {}) if isinstance(kind, str) else {}
+    extra = {"max_delta"} if kind == "event" else set()
+    entry = _Entry(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys, *extra})
     name = entry.get("name", str)
     if kind not in _BUDGET_KEYS:
         raise entry.error("kind", f"{kind!r} must be one of {sorted(_BUDGET_KEYS)}")
@@ -317,8 +385,47 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
     for key, (kind_type, rule) in keys.items():
         if entry.has(key) or key in _BUDGET_REQUIRED[kind]:
             parameters[key] = entry.get(key, kind_type, **rule)
+    if kind == "event":
+        return _event_budget(entry, name, parameters, settings)
     max_epsilon = entry.get("max_epsilon", float, **_EPSILON)
     return BudgetSpec(name, kind, max_epsilon, parameters, timeout=_timeout(entry, settings))
+
+
+def _event_budget(entry: _Entry, name: str, parameters: dict[str, Any], settings: GateSettings | None) -> BudgetSpec:
+    """A budget over any event tree: max_epsilon at delta, or max_delta at epsilon; the event string is
+    parsed safely (never evaluated) and must be supported by the chosen accountant."""
+    from ..events_parser import EventParseError, parse_event
+
+    try:
+        event = parse_event(parameters["event"])
+    except EventParseError as exc:
+        column = f"column {exc.column}: " if exc.column is not None else ""
+        raise entry.error("event", f"{column}{exc.detail} in {parameters['event']!r}") from None
+    if entry.has("max_epsilon") == entry.has("max_delta"):
+        raise entry.error("max_epsilon", "give exactly one of max_epsilon (with delta) or max_delta (with epsilon)")
+    if entry.has("max_epsilon"):
+        if not entry.has("delta"):
+            raise entry.error("delta", "is required with max_epsilon")
+        if entry.has("epsilon"):
+            raise entry.error("epsilon", "is not used with max_epsilon (give delta)")
+        max_epsilon, max_delta = entry.get("max_epsilon", float, **_EPSILON), None
+    else:
+        if not entry.has("epsilon"):
+            raise entry.error("epsilon", "is required with max_delta")
+        if entry.has("delta"):
+            raise entry.error("delta", "is not used with max_delta (give epsilon)")
+        max_epsilon, max_delta = None, entry.get("max_delta", float, **_DELTA)
+    from ..accountant import PLDAccountant, RDPAccountant, ZCDPAccountant
+
+    accountant_name = parameters.get("accountant", "pld")
+    accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[accountant_name](
+        neighbouring=parameters.get("neighbouring", "add_remove"))
+    if not accountant.supports(event):
+        try:
+            accountant.compose(event)
+        except DPAuditError as exc:
+            raise entry.error("accountant", f"{accountant_name!r} cannot account for this event: {exc}") from None
+    return BudgetSpec(name, "event", max_epsilon, parameters, timeout=_timeout(entry, settings), max_delta=max_delta)
 
 
 def _settings(path: str, table: Any) -> GateSettings:
@@ -347,20 +454,24 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
-    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget"})
+    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit"})
     if unknown:
-        raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]])")
-    for section in ("audit", "accuracy", "budget"):
+        raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]], "
+                          "[[score_audit]])")
+    for section in ("audit", "accuracy", "budget", "score_audit"):
         if section in document and not isinstance(document[section], list):
             raise ConfigError(f"{label}: [{section}] must be an array of tables: write [[{section}]]")
     settings = _settings(label, document.get("gate", {}))
     audits = tuple(_audit(label, i, t, settings) for i, t in enumerate(document.get("audit", [])))
     accuracy = tuple(_accuracy(label, i, t, settings) for i, t in enumerate(document.get("accuracy", [])))
     budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
-    names = [spec.name for spec in (*audits, *accuracy, *budgets)]
+    from .score_audit import parse_score_audit
+
+    score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
+    names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")
     if not names:
-        raise ConfigError(f"{label}: no [[audit]], [[accuracy]] or [[budget]] entries")
-    return GateConfig(label, settings, audits, accuracy, budgets)
+        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]] or [[score_audit]] entries")
+    return GateConfig(label, settings, audits, accuracy, budgets, score_audits)

@@ -35,6 +35,7 @@ from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
 from .executors import Job, entry_executor
 from .isolation import EntryError
+from .score_audit import run_score_audit
 
 __all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
@@ -54,10 +55,11 @@ class GateResult:
     audit_results: dict[str, Any] = field(default_factory=dict, repr=False)  # name -> AuditResult (details for reports)
     accuracy_results: dict[str, Any] = field(default_factory=dict, repr=False)
     budget_curves: dict[str, tuple] = field(default_factory=dict, repr=False)  # name -> (x, {label: y}, x label)
+    score_audits: list[dict[str, Any]] = field(default_factory=list)  # [[score_audit]] rows
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        return [*self.audits, *self.accuracy, *self.budgets]
+        return [*self.audits, *self.accuracy, *self.budgets, *self.score_audits]
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -85,7 +87,8 @@ class GateResult:
     def to_dict(self) -> dict[str, Any]:
         return json_ready({"config": self.config, "seed": self.seed, "passed": self.passed, "status": self.status,
                            "false_alarm_bound": self.false_alarm_bound, "seconds": self.seconds,
-                           "audits": self.audits, "accuracy": self.accuracy, "budgets": self.budgets})
+                           "audits": self.audits, "accuracy": self.accuracy, "budgets": self.budgets,
+                           **({"score_audits": self.score_audits} if self.score_audits else {})})
 
 
 def _entry_seed(seed: int, name: str) -> int:
@@ -189,10 +192,30 @@ def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], outcome
 
 
 def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
-    """The accountant's upper bound for a budget entry and whether it stays within max_epsilon."""
+    """The accountant's upper bound for a budget entry and whether it stays within max_epsilon (or, for an
+    event budget with max_delta, the delta upper bound at ``epsilon`` within max_delta)."""
     from ..accountant import advanced, amplify, basic, optimal
 
     p = spec.parameters
+    if spec.kind == "event":  # any event tree, parsed safely (never evaluated)
+        from ..accountant import PLDAccountant, RDPAccountant, ZCDPAccountant
+        from ..events_parser import parse_event
+
+        name = p.get("accountant", "pld")
+        accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[name](
+            neighbouring=p.get("neighbouring", "add_remove"))
+        accountant.compose(parse_event(p["event"]))
+        method = f"{name.upper()} accountant"
+        row = {"name": spec.name, "kind": spec.kind, "method": method, "parameters": dict(p), "event": p["event"],
+               "max_epsilon": spec.max_epsilon, "max_delta": spec.max_delta}
+        if spec.max_delta is not None:
+            value = accountant.delta(p["epsilon"])
+            row.update({"delta_upper": value, "epsilon": p["epsilon"], "delta": None, "epsilon_upper": None,
+                        "passed": value <= spec.max_delta})
+        else:
+            value = accountant.epsilon(p["delta"])
+            row.update({"epsilon_upper": value, "delta": p["delta"], "passed": value <= spec.max_epsilon})
+        return row
     if spec.kind == "composition":
         epsilon, step_delta = p["epsilon"], p.get("step_delta", 0.0)
         if "sampling_probability" in p:
@@ -200,7 +223,7 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
             epsilon, step_delta = step.epsilon, step.delta
         theorem = p.get("theorem", "optimal")
         if theorem == "basic":
-            bound = basic(np.full(p["k"], epsilon), step_delta)
+            bound = basic(epsilon, step_delta, k=p["k"])  # O(1) in k
         elif theorem == "advanced":
             bound = advanced(epsilon, p["k"], p["delta"] - p["k"] * step_delta, step_delta)
         else:
@@ -219,7 +242,19 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
 
 
 def budget_curve(spec: BudgetSpec, points: int = 12) -> tuple[np.ndarray, dict[str, list[float]], str]:
-    """epsilon (upper bound) against the number of steps of a budget entry, up to its configured length."""
+    """epsilon (upper bound) against the number of steps of a budget entry, up to its configured length
+    (event budgets: epsilon, or delta for max_delta, against the count of the top-level SelfComposed)."""
+    if spec.kind == "event":
+        from ..events import SelfComposed
+        from ..events_parser import parse_event
+
+        event = parse_event(spec.parameters["event"])
+        total = event.count if isinstance(event, SelfComposed) else 1
+        xs = np.unique(np.geomspace(1, total, points).round().astype(int))
+        variants = [repr(SelfComposed(event.event, int(x))) if isinstance(event, SelfComposed) else repr(event) for x in xs]
+        rows = [evaluate_budget(replace(spec, parameters={**spec.parameters, "event": text})) for text in variants]
+        key = "delta_upper" if spec.max_delta is not None else "epsilon_upper"
+        return xs, {rows[-1]["method"]: [row[key] for row in rows]}, "count"
     length_key = "steps" if spec.kind == "dpsgd" else "k"
     total = int(spec.parameters[length_key])
     xs = np.unique(np.geomspace(1, total, points).round().astype(int))
@@ -255,6 +290,10 @@ def _error_row(kind: str, spec: Any, error: EntryError, seconds: float, alpha: f
 def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, seed: int, workers: int | None, keep: bool,
                  record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
     spec = spec.resolved()
+    if spec.audits_curve():
+        from .curve_entries import curve_entry
+
+        return curve_entry(spec, share, alpha, entry_seed, seed, workers, record, with_baseline)
     result, pair = _run_audit(spec, share, entry_seed, workers, keep)
     regression = _regression(spec, record, share, seed, workers) if with_baseline else None
     return _audit_row(spec, result, pair, regression, alpha), result
@@ -299,7 +338,9 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     audit_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in config.audits]
     accuracy_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in config.accuracy]
     records = _baseline_records(baseline, config)
-    total = len(config.audits) + len(config.accuracy) + len(config.budgets)
+    score_specs = getattr(config, "score_audits", ())
+    score_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in score_specs]
+    total = len(config.audits) + len(config.accuracy) + len(config.budgets) + len(score_specs)
     position = 0
 
     def report(kind: str, row: dict[str, Any]) -> None:
@@ -321,6 +362,7 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
                       for spec, alpha in zip(config.audits, audit_alphas)]
         accuracy_jobs = [job("accuracy", spec, _accuracy_entry, (spec, alpha, seed)) for spec, alpha in zip(config.accuracy, accuracy_alphas)]
         budget_jobs = [job("budget", spec, _budget_entry, (spec, keep_details)) for spec in config.budgets]
+        score_jobs = [job("score_audit", spec, run_score_audit, (spec, alpha)) for spec, alpha in zip(score_specs, score_alphas)]
 
         rows, results = [], {}
         for spec, alpha, pending in zip(config.audits, audit_alphas, audit_jobs):
@@ -352,5 +394,20 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
                 row = _error_row("budget", spec, error, seconds)
             budgets.append(row)
             report("budget", row)
-    return GateResult(config.path, seed, rows, accuracy_rows, budgets, float(sum(audit_alphas) + sum(accuracy_alphas)),
-                      time.perf_counter() - started, results, accuracy_results, curves)
+
+        score_rows = []
+        for spec, alpha, pending in zip(score_specs, score_alphas, score_jobs):
+            value, error, seconds = executor.wait(pending)
+            row = value if error is None else _score_error_row(spec, error, seconds, alpha)
+            score_rows.append(row)
+            report("score_audit", row)
+    return GateResult(config.path, seed, rows, accuracy_rows, budgets,
+                      float(sum(audit_alphas) + sum(accuracy_alphas) + sum(score_alphas)),
+                      time.perf_counter() - started, results, accuracy_results, curves, score_rows)
+
+
+def _score_error_row(spec: Any, error: EntryError, seconds: float, alpha: float) -> dict[str, Any]:
+    return {"name": spec.name, "kind": "score_audit", "passed": False, "status": "ERROR", "error": error.to_dict(),
+            "seconds": seconds, "source": spec.scores, "file": spec.scores, "one_run": spec.one_run,
+            "epsilon": spec.epsilon, "delta": spec.delta, "epsilon_lower": None, "mu_lower": None, "violated": False,
+            "confidence_level": 1.0 - alpha}

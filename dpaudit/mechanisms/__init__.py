@@ -45,7 +45,7 @@ from .sparse_vector import (
     AboveThreshold,
     SparseVector,
 )
-from .subsampling import PoissonSubsampled
+from .subsampling import PoissonSubsampled, SubsampledGaussianSums
 
 __all__ = [
     "Mechanism",
@@ -75,6 +75,7 @@ __all__ = [
     "BinaryTreeMechanism",
     "RandomizedResponse",
     "PoissonSubsampled",
+    "SubsampledGaussianSums",
     "Example",
     "examples",
     "CONTRACT_NAMES",

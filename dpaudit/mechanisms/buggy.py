@@ -462,3 +462,88 @@ KNOWN_BAD: tuple[type, ...] = (
     BinaryTreeNoiseNotScaledByDepth,
     FactorizationNoiseIgnoresMeasurementNorm,
 )
+
+
+# -------------------------------------------------------------------- structural leaks (issue 18)
+class LaplaceSnappedNoiseOffGrid(LaplaceMechanism):
+    """Laplace noise snapped to the grid ``granularity`` Z and added to a value that is not on the grid,
+    y = f(x) + g round(Lap(b) / g). Every output keeps the residue f(x) mod g, so two inputs whose answers
+    differ by a non-multiple of g have disjoint supports: true epsilon inf (Mironov 2012's snapping
+    mechanism snaps the *sum* to the grid; snapping only the noise is the bug)."""
+
+    bug = "noise snapped to a grid, the value added off the grid"
+    twin = LaplaceMechanism
+
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, granularity: float = 2.0**-6) -> None:
+        super().__init__(epsilon, sensitivity)
+        self.granularity = check_positive(granularity, "granularity")
+        self.true_epsilon = math.inf
+
+    def _sample(self, prepared: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        noise = _noise.laplace(rng, self.scale, size)
+        return prepared[0] + self.granularity * np.round(noise / self.granularity)
+
+    def support(self, data: Any, outputs: Any) -> np.ndarray:
+        """An output is possible iff it is f(x) plus a multiple of the grid (up to float rounding)."""
+        steps = (np.asarray(outputs, dtype=np.float64) - self.prepare(data)[0]) / self.granularity
+        return np.abs(steps - np.round(steps)) <= 1e-6 * np.maximum(1.0, np.abs(steps))
+
+
+class LaplaceRareNaNBranch(LaplaceMechanism):
+    """The Laplace mechanism with a rare retry branch that returns NaN, taken with probability
+    ``nan_probability`` only when the true answer is positive. NaN is an output the other input never
+    produces: true epsilon inf."""
+
+    bug = "a rare data-dependent branch returns NaN"
+    twin = LaplaceMechanism
+
+    def __init__(self, epsilon: float, sensitivity: float = 1.0, *, nan_probability: float = 1e-2) -> None:
+        super().__init__(epsilon, sensitivity)
+        self.nan_probability = check_sampling_probability(nan_probability)
+        self.true_epsilon = math.inf
+
+    def _sample(self, prepared: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        out = _noise.laplace(rng, self.scale, size) + prepared[0]
+        if prepared[0] > 0:
+            out[rng.random(size) < self.nan_probability] = np.nan
+        return out
+
+    def support(self, data: Any, outputs: Any) -> np.ndarray:
+        """Every real output is possible; NaN only when the true answer is positive."""
+        outputs = np.asarray(outputs, dtype=np.float64)
+        return np.where(np.isnan(outputs), bool(self.prepare(data)[0] > 0), np.isfinite(outputs))
+
+
+class LaplaceDtypeLeak(LaplaceMechanism):
+    """Rounded Laplace answers returned as int64 when the true answer is positive and as float64
+    otherwise. The values have the same law up to the shift, but the dtype tells the inputs apart: true
+    epsilon inf (the type of an output is part of the output)."""
+
+    bug = "the output dtype depends on the input"
+    twin = LaplaceMechanism
+
+    def __init__(self, epsilon: float, sensitivity: float = 1.0) -> None:
+        super().__init__(epsilon, sensitivity)
+        self.true_epsilon = math.inf
+
+    def _sample(self, prepared: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.round(_noise.laplace(rng, self.scale, size) + prepared[0])
+        return out.astype(np.int64) if prepared[0] > 0 else out
+
+
+class HistogramReplaceOne(HistogramMechanism):
+    """A histogram with Lap(1/epsilon) per bin claiming epsilon under *replace-one* neighbours: replacing a
+    record moves one count down and another up, L1 sensitivity 2, so the true epsilon is 2 epsilon (the
+    noise is calibrated for add/remove)."""
+
+    bug = "noise calibrated to add/remove sensitivity 1 under replace-one neighbours"
+    twin = HistogramMechanism
+    neighbouring = "replace_one"
+
+    def __init__(self, epsilon: float, bins: int) -> None:
+        super().__init__(epsilon, bins)
+        self.true_epsilon = 2.0 * self.epsilon
+
+
+KNOWN_BAD = KNOWN_BAD + (LaplaceSnappedNoiseOffGrid, LaplaceRareNaNBranch, LaplaceDtypeLeak, HistogramReplaceOne)
+__all__ += ["LaplaceSnappedNoiseOffGrid", "LaplaceRareNaNBranch", "LaplaceDtypeLeak", "HistogramReplaceOne"]

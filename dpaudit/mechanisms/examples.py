@@ -23,6 +23,7 @@ import numpy as np
 
 from .base import Mechanism
 from .binary_tree import BinaryTreeMechanism
+from .dpsgd import DPSGD, dirac_canary_data, logistic_canary_data
 from .exponential import ExponentialMechanism
 from .factorization import (
     FactorizationMechanism,
@@ -83,6 +84,8 @@ def _build() -> tuple[Example, ...]:
     flipped = stream.copy()
     flipped[[0, 7]] = 1 - flipped[[0, 7]]
     records = np.full(10, 0.5)
+    dirac_out, dirac_in, dirac = dirac_canary_data(100, 5, seed=0)
+    logistic_out, logistic_in, outlier = logistic_canary_data(200, 5, seed=0)
     return (
         Example("laplace", LaplaceMechanism(1.0), _a([3.0]), [(_a([0.0]), _a([1.0])), (_a([3.0]), _a([4.0]))],
                 "one sensitivity-1 query, Lap(1/epsilon)"),
@@ -138,6 +141,15 @@ def _build() -> tuple[Example, ...]:
                 [(np.array([0]), np.array([3]))], "one value in {0, 1, 2, 3}, 4-ary randomized response"),
         Example("poisson_subsampled", PoissonSubsampled(BoundedSum(1.0, 0.0, 1.0), 0.2), records,
                 [(records, np.append(records, 1.0))], "sum of records in [0, 1] on a Poisson(0.2) subsample"),
+        Example("dpsgd_full_batch", DPSGD(5.0, 1.0, 25, canary=dirac, observe="dirac_sum"), dirac_in,
+                [(dirac_out, dirac_in)], "full-batch DP-SGD, linear model, 25 steps, sigma 5 (exactly 1-GDP); "
+                "white-box Dirac canary, projections summed"),
+        Example("dpsgd_poisson", DPSGD(1.0, 0.1, 20, canary=dirac, observe="dirac"), dirac_in,
+                [(dirac_out, dirac_in)], "DP-SGD, Poisson q = 0.1, 20 steps, sigma 1, linear model; white-box "
+                "Dirac canary, one projection per step"),
+        Example("dpsgd_logistic_loss", DPSGD(1.0, 0.2, 20, canary=outlier, model="logistic", observe="loss",
+                                             learning_rate=0.5), logistic_in, [(logistic_out, logistic_in)],
+                "DP-SGD, Poisson q = 0.2, 20 steps, sigma 1, logistic regression; black-box: the canary's loss"),
     )
 
 

@@ -26,7 +26,7 @@ from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
 from ..events import PoissonSampled
 from .base import Mechanism, _as_numeric_array
 
-__all__ = ["PoissonSubsampled"]
+__all__ = ["PoissonSubsampled", "SubsampledGaussianSums"]
 
 
 class PoissonSubsampled(Mechanism):
@@ -92,3 +92,58 @@ class PoissonSubsampled(Mechanism):
 
     def _parameters(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism, "sampling_probability": self.sampling_probability}
+
+
+class SubsampledGaussianSums(Mechanism):
+    """``steps`` noisy sums over independent Poisson subsamples (the core of DP-SGD, one coordinate):
+    step t outputs sum_{i in S_t} clip(x_i, -C, C) + N(0, (sigma C)^2), S_t keeping each record with
+    probability q; all ``steps`` answers are released (output shape (size, steps), or (size,) for one step).
+
+    Privacy (add/remove-one): ``event`` = SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps), and
+    ``privacy`` = (its PLD epsilon at ``delta``, delta) (an upper bound).
+
+    Example:
+        >>> import numpy as np
+        >>> m = SubsampledGaussianSums(1.0, 0.1, 10)
+        >>> m.event
+        SelfComposed(event=PoissonSampled(sampling_probability=0.1, event=Gaussian(noise_multiplier=1.0)), count=10)
+        >>> m([1.0], 4, np.random.default_rng(0)).shape
+        (4, 10)
+    """
+
+    name = "subsampled_gaussian_sums"
+    neighbouring = "add_remove"
+
+    def __init__(self, noise_multiplier: float, sampling_probability: float, steps: int, clip: float = 1.0,
+                 delta: float = 1e-5) -> None:
+        from .._validation import check_delta, check_positive, check_positive_int
+        from ..accountant import PLDAccountant
+        from ..events import Gaussian, SelfComposed
+        from ..guarantee import Guarantee
+
+        self.noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+        self.sampling_probability = check_sampling_probability(sampling_probability)
+        self.steps = check_positive_int(steps, "steps")
+        self.clip = check_positive(clip, "clip")
+        delta = check_delta(delta, "delta")
+        self.event = SelfComposed(PoissonSampled(self.sampling_probability, Gaussian(self.noise_multiplier)), self.steps)
+        self.privacy = Guarantee(PLDAccountant().compose(self.event).epsilon(delta), delta)
+
+    def prepare(self, data: Any) -> np.ndarray:
+        from .base import as_records
+
+        return np.clip(as_records(data), -self.clip, self.clip)
+
+    def _elements_per_run(self, prepared: np.ndarray) -> int:
+        return self.steps * max(1, prepared.shape[0])
+
+    def _sample(self, prepared: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        out = rng.normal(0.0, self.noise_multiplier * self.clip, (size, self.steps))
+        if prepared.shape[0]:
+            kept = rng.random((size, self.steps, prepared.shape[0])) < self.sampling_probability
+            out += kept @ prepared
+        return out[:, 0] if self.steps == 1 else out
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"noise_multiplier": self.noise_multiplier, "sampling_probability": self.sampling_probability,
+                "steps": self.steps, "clip": self.clip}

@@ -1,4 +1,5 @@
-"""The gate's report directory: report.md (readable on GitHub), report.json, baseline.json and PNG figures.
+"""The gate's report directory: report.md (readable on GitHub), report.html (self-contained: figures inline),
+report.json, baseline.json and PNG figures.
 
 The directory is built beside its target and swapped in (``dpaudit._io.building_directory``): an
 interrupted or failed run leaves the previous report whole, and files of a previous report that this one
@@ -12,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .._io import building_directory
-from .plots import plot_audit_outputs, plot_bound_curve, plot_curves
+from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .text import format_number, to_json
 
-REPORT_FILES = ("report.md", "report.json", "baseline.json", "audit-*.png", "budget-*.png", "curve-*.png")
+REPORT_FILES = ("report.md", "report.html", "report.json", "baseline.json", "audit-*.png", "budget-*.png", "curve-*.png")
 
 __all__ = ["write_gate_report"]
 
@@ -64,8 +65,13 @@ def _write(result: Any, out: Path) -> None:
             if "baseline_upper" in regression and "epsilon_lower_now" in regression:
                 status += f" (now >= {regression['epsilon_lower_now']:.3f} vs baseline <= {regression['baseline_upper']:.3f})"
             verdict_cell = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
+            event = row["event"].replace("|", "/")
+            if row.get("mode") == "curve":  # the ceiling column is then the mu ceiling
+                event = (f"curve audit against {row['claim']}: mu >= {_cell(row['mu_lower'])} (mu ceiling); worst test {event}, "
+                         f"alpha <= {_cell(row['alpha_upper'])}, beta <= {_cell(row['beta_upper'])} vs claimed "
+                         f"{_cell(row['claimed_beta'])}").replace("|", "/")
             lines.append(f"| {row['name']} | ({_cell(row['epsilon'])}, {_cell(row['delta'])}) | {_cell(row['epsilon_lower'])} | "
-                         f"{_cell(row['ceiling'])} | {row['confidence_level']:.4g} | {verdict_cell} | {status} | {row['event'].replace('|', '/')} |")
+                         f"{_cell(row['ceiling'])} | {row['confidence_level']:.4g} | {verdict_cell} | {status} | {event} |")
         lines.append("")
     if result.accuracy:
         lines += ["## Accuracy theorems", "",
@@ -88,13 +94,31 @@ def _write(result: Any, out: Path) -> None:
             if row.get("error"):
                 lines.append(f"| {row['name']} | - | - | {_cell(row['max_epsilon'])} | - | {_error_cell(row)} |")
                 continue
+            if row.get("max_delta") is not None:  # an event budget checking delta at epsilon
+                lines.append(f"| {row['name']} | {row['method']} | delta_upper = {_cell(row['delta_upper'])} at epsilon = "
+                             f"{_cell(row['epsilon'])} | max_delta = {_cell(row['max_delta'])} | - | "
+                             f"{'pass' if row['passed'] else 'EXCEEDED'} |")
+                continue
             lines.append(f"| {row['name']} | {row['method']} | {_cell(row['epsilon_upper'])} | {_cell(row['max_epsilon'])} | "
                          f"{_cell(row['delta'])} | {'pass' if row['passed'] else 'EXCEEDED'} |")
+        lines.append("")
+    score_rows = getattr(result, "score_audits", None) or []
+    if score_rows:
+        lines += ["## Score audits (training runs)", "",
+                  "| name | file | mode | claimed (eps, delta) | epsilon_lower | mu_lower | confidence | verdict |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for row in score_rows:
+            mode = "one run" if row.get("one_run") else "many runs"
+            verdict_cell = _error_cell(row) if row.get("error") else ("VIOLATED" if row["violated"] else "pass")
+            lines.append(f"| {row['name']} | `{row['file']}` | {mode} | ({_cell(row['epsilon'])}, {_cell(row['delta'])}) | "
+                         f"{_cell(row['epsilon_lower']) if row.get('epsilon_lower') is not None else '-'} | "
+                         f"{_cell(row['mu_lower']) if row.get('mu_lower') is not None else '-'} | "
+                         f"{row['confidence_level']:.4g} | {verdict_cell} |")
         lines.append("")
     warned = [(row["name"], w) for row in result.audits for w in (row.get("warnings") or ())]
     if warned:
         lines += ["## Warnings", "", *[f"- **{name}**: {warning}" for name, warning in warned], ""]
-    errors = [row for row in (*result.audits, *result.accuracy, *result.budgets) if row.get("error")]
+    errors = [row for row in (*result.audits, *result.accuracy, *result.budgets, *score_rows) if row.get("error")]
     if errors:
         lines += ["## Entries that could not be completed", "",
                   "They certify nothing; the rest of the gate ran normally (exit code 3 unless something else was found).", ""]
@@ -104,6 +128,12 @@ def _write(result: Any, out: Path) -> None:
     for row in result.audits:
         audit_result = result.audit_results.get(row["name"])
         slug = _slug(row["name"])
+        if row.get("mode") == "curve":
+            path = plot_curve_audit(audit_result, out / f"curve-{slug}.png", f"{row['name']}: certified trade-off points vs claim")
+            if path:
+                figures += [f"### {row['name']}", "", f"Pair d = `{row['pair'][0]}`, d_prime = `{row['pair'][1]}`; claim: {row['claim']}.",
+                            "", f"![{row['name']} curve]({path.name})", ""]
+            continue
         outputs = plot_audit_outputs(audit_result, out / f"audit-{slug}-outputs.png", f"{row['name']}: outputs and witness event")
         curve = plot_bound_curve(audit_result, out / f"audit-{slug}-bound.png", f"{row['name']}: certified bound vs samples")
         if outputs or curve:
@@ -114,11 +144,15 @@ def _write(result: Any, out: Path) -> None:
         if row["name"] not in result.budget_curves:
             continue
         xs, curves, length_key = result.budget_curves[row["name"]]
-        path = plot_curves(xs, curves, out / f"budget-{_slug(row['name'])}.png", f"{row['name']}: epsilon upper bound vs {length_key}",
-                           length_key, "epsilon (upper bound)", limit=row["max_epsilon"], limit_label=f"max_epsilon = {row['max_epsilon']:g}")
+        quantity, limit = ("delta", row["max_delta"]) if row.get("max_delta") is not None else ("epsilon", row["max_epsilon"])
+        path = plot_curves(xs, curves, out / f"budget-{_slug(row['name'])}.png", f"{row['name']}: {quantity} upper bound vs {length_key}",
+                           length_key, f"{quantity} (upper bound)", limit=limit, limit_label=f"max_{quantity} = {limit:g}")
         figures += [f"### {row['name']}", "", f"![{row['name']} budget]({path.name})", ""]
     if figures:
         lines += ["## Figures", "", *figures]
     (out / "report.md").write_text("\n".join(lines).rstrip() + "\n")
     (out / "report.json").write_text(to_json(result.to_dict()) + "\n")
     (out / "baseline.json").write_text(to_json(result.baseline()) + "\n")
+    from .html_report import render_html
+
+    (out / "report.html").write_text(render_html(result, out, _slug), encoding="utf-8")

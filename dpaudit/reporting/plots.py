@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["plot_audit_outputs", "plot_bound_curve", "plot_curves"]
+__all__ = ["plot_audit_outputs", "plot_bound_curve", "plot_curves", "plot_curve_audit"]
 
 _D_COLOUR, _DP_COLOUR, _WITNESS_COLOUR = "#1f77b4", "#ff7f0e", "#2ca02c"
 
@@ -136,4 +136,60 @@ def plot_curves(x: Any, curves: dict[str, Any], path: Path, title: str, xlabel: 
     axis.set_ylabel(ylabel)
     axis.set_title(title, fontsize=10)
     axis.legend(fontsize=8)
+    return _save(figure, path)
+
+
+def plot_curve_audit(result: Any, path: Path, title: str) -> Path | None:
+    """A curve audit (:class:`~dpaudit.auditor.curve.CurveAuditResult`): the claimed trade-off curve, each
+    certified rectangle [0, alpha_u] x [0, beta_u] (the true type-I/type-II errors lie inside it), and the
+    worst point; a rectangle whose corner lies below the claimed curve is a violation. A second panel shows
+    each point's distance below the claim in probit units, Phi^-1(f(alpha_u)) - Phi^-1(beta_u) (> 0: a
+    violation; for a mu-GDP claim it is the point's mu bound minus the claimed mu), where small
+    differences invisible on the first panel show."""
+    from matplotlib.patches import Rectangle
+    from scipy.stats import norm
+
+    points = getattr(result, "points", ())
+    curve = getattr(result, "claim_curve", ())
+    if not curve:
+        return None
+    alphas = np.array([a for a, _ in curve])
+    betas = np.array([b for _, b in curve])
+    figure, (axis, margin_axis) = plt.subplots(1, 2, figsize=(10.5, 5.4), gridspec_kw={"width_ratios": [1.15, 1]})
+    axis.plot([0, 1], [1, 0], color="grey", linestyle=":", linewidth=1, label="no information (1 - alpha)")
+    axis.plot(alphas, betas, color="black", linewidth=1.5, label=f"claimed curve ({getattr(result, 'claim_kind', 'claim')})")
+    if getattr(result, "mu_lower", 0.0) > 0:
+        grid = np.linspace(0.0, 1.0, 401)
+        axis.plot(grid, norm.cdf(norm.isf(grid) - result.mu_lower), color=_WITNESS_COLOUR, linestyle="--", linewidth=1,
+                  label=f"G_mu at mu_lower = {result.mu_lower:.4g}")
+    colours = {"d -> d_prime": _D_COLOUR, "d_prime -> d": _DP_COLOUR}
+    for point in points:
+        colour = colours.get(point.direction, "grey")
+        axis.add_patch(Rectangle((0.0, 0.0), point.alpha_upper, point.beta_upper, fill=False, edgecolor=colour,
+                                 linewidth=0.8, alpha=0.6))
+        axis.plot(point.alpha_upper, point.beta_upper, marker="o", markersize=4, color=colour)
+    for direction, colour in colours.items():
+        if any(p.direction == direction for p in points):
+            axis.plot([], [], marker="o", color=colour, linewidth=0.8, label=f"certified ({direction})")
+    worst = getattr(result, "worst", None)
+    if worst is not None:
+        axis.plot(worst.alpha_upper, worst.beta_upper, marker="*", markersize=14, color="red" if worst.below_claim else "black",
+                  linestyle="none", label="worst point" + (" (below the claim: violation)" if worst.below_claim else ""))
+    axis.set_xlim(0, 1)
+    axis.set_ylim(0, 1)
+    axis.set_aspect("equal")
+    axis.set_xlabel("type I error alpha (upper bound)")
+    axis.set_ylabel("type II error beta (upper bound)")
+    axis.set_title(title, fontsize=10)
+    axis.legend(fontsize=7, loc="upper right", framealpha=0.9)  # above the no-information line: always empty
+    if points:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            margins = np.array([norm.ppf(p.claimed_beta) - norm.ppf(p.beta_upper) for p in points])
+        margins = np.where(np.isfinite(margins), margins, np.nan)
+        x = np.arange(len(points))
+        margin_axis.bar(x, np.nan_to_num(margins, nan=0.0), color=[colours.get(p.direction, "grey") for p in points])
+        margin_axis.axhline(0.0, color="black", linewidth=1)
+        margin_axis.set_xticks(x, [f"{p.role}\nalpha<={p.alpha_upper:.2g}" for p in points], rotation=60, ha="right", fontsize=7)
+        margin_axis.set_ylabel("Phi^-1(claimed f(alpha_u)) - Phi^-1(beta_u)   (> 0: violation)")
+        margin_axis.set_title("distance below the claimed curve (probit units)", fontsize=10)
     return _save(figure, path)

@@ -76,8 +76,8 @@ def test_without_replacement_needs_replace_one(cls):
 def test_refused_tree_leaves_state_untouched(cls):
     acct = cls("add_remove").compose(SelfComposed(Gaussian(2.0), 3))
     before = acct.epsilon(1e-5)
-    bad = Composed(Gaussian(1.0), SelfComposed(PoissonSampled(0.1, SelfComposed(Gaussian(1.0), 2)), 5))
-    with pytest.raises(UnsupportedEventError, match="SelfComposed"):
+    bad = Composed(Gaussian(1.0), SelfComposed(SampledWithoutReplacement(100, 10, Gaussian(1.0)), 5))
+    with pytest.raises(UnsupportedEventError, match="SampledWithoutReplacement"):
         acct.compose(bad)
     assert acct.epsilon(1e-5) == before
 

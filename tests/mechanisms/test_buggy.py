@@ -37,6 +37,8 @@ def _instances():
         buggy.SubsampledClaimsLinearAmplification(mechanisms.BoundedSum(1.0, 0.0, 1.0), 0.2),
         buggy.BinaryTreeNoiseNotScaledByDepth(1.0, 16),
         buggy.FactorizationNoiseIgnoresMeasurementNorm(1.0, 1e-5, hierarchical_strategy(8)),
+        buggy.LaplaceSnappedNoiseOffGrid(1.0), buggy.LaplaceRareNaNBranch(1.0), buggy.LaplaceDtypeLeak(1.0),
+        buggy.HistogramReplaceOne(1.0, 5),
     ]
 
 

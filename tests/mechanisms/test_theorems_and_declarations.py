@@ -82,6 +82,13 @@ def test_privacy_declarations(example):
     if example.name in EXPECTED:
         privacy, event = EXPECTED[example.name]
         assert mechanism.privacy == privacy and mechanism.event == event
+    elif example.name.startswith("dpsgd"):  # DP-SGD declares its event and the PLD epsilon of it at delta
+        from dpaudit.accountant import PLDAccountant
+
+        expected = SelfComposed(PoissonSampled(mechanism.sampling_probability, Gaussian(mechanism.noise_multiplier)),
+                                mechanism.steps)
+        assert mechanism.event == expected
+        assert mechanism.privacy == Guarantee(PLDAccountant().compose(expected).epsilon(mechanism.delta), mechanism.delta)
     elif "gaussian" in example.name or "factorization" in example.name:
         assert mechanism.privacy == Guarantee(1.0, 1e-5)
         assert mechanism.event == Gaussian(mechanism.sigma / mechanism.sensitivity)

@@ -1,0 +1,350 @@
+"""Issue 18: the auditor on leaks of structure (float residues and bits, NaN, dtype, products of coordinates,
+wide discrete outputs, tail events); writes reports/auditor_structure.md and .json.
+
+Every bound is a certified lower bound (Clopper-Pearson, confidence split over every certified event). Each
+row also certifies the best event known in advance (the oracle witness, all samples certifying it) for
+comparison. The last sections compare the catalog against the previous search (``search.magnitude_search``
+with one certified event), run in the same process: tightness, and the time of one catalog pass.
+
+Run: python benchmarks/bench_auditor_structure.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import resource
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from _timing import machine_line
+from scipy.stats import norm
+
+import dpaudit
+import dpaudit.auditor.audit as audit_module
+from dpaudit.auditor.search import magnitude_search
+from dpaudit.auditor.witness import (
+    Column,
+    ColumnAtoms,
+    Derived,
+    DerivedPatternSet,
+    Intersection,
+    PatternSet,
+    ScoreRegion,
+    SignVote,
+)
+from dpaudit.mechanisms import GaussianMechanism, HistogramMechanism, LaplaceMechanism, ReportNoisyMax, buggy
+from dpaudit.mechanisms.catalog import CATALOG, CATALOG_EPSILONS
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIDENCE = 0.95
+MILLION = 1_000_000
+
+
+# ------------------------------------------------------------------------------------------ mechanisms
+class WithoutSupport:
+    """The mechanism without its exact support oracle: the auditor must find the leak from samples."""
+
+    def __init__(self, mechanism) -> None:
+        self.mechanism = mechanism
+
+    def __call__(self, data, size, rng):
+        return self.mechanism(data, size, rng)
+
+
+class DiscreteLaplace:
+    """x + G1 - G2 with G1, G2 ~ Geometric(1 - e^-scale_epsilon): P[k] proportional to e^-eps|k - x|."""
+
+    def __init__(self, noise_epsilon: float) -> None:
+        self.noise_epsilon = noise_epsilon
+
+    def __call__(self, data, size, rng):
+        p = 1.0 - math.exp(-self.noise_epsilon)
+        return data[0] + rng.geometric(p, size) - rng.geometric(p, size)
+
+
+class WideRandomizedResponse:
+    """k-ary randomized response over ``values`` outcomes (epsilon-DP): many distinct atoms."""
+
+    def __init__(self, epsilon: float, values: int) -> None:
+        self.epsilon, self.values = epsilon, values
+
+    def __call__(self, data, size, rng):
+        keep = math.exp(self.epsilon) / (math.exp(self.epsilon) + self.values - 1)
+        out = rng.integers(0, self.values, size)
+        truth = rng.random(size) < keep
+        out[truth] = int(data[0])
+        return out
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def audit(mechanism, d, d_prime, epsilon, delta=0.0, samples=MILLION, seed=0, **kwargs):
+    return dpaudit.audit(mechanism, d, d_prime, epsilon=epsilon, delta=delta, samples=samples, confidence_level=CONFIDENCE,
+                         seed=seed, **kwargs)
+
+
+def fmt(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.3f}"
+
+
+def residue_oracle(value: float, grid: float) -> DerivedPatternSet:
+    feature = Derived("residue", 0, 1, grid=grid)
+    residue = float(feature.score(np.array([[value]]))[0])
+    return DerivedPatternSet(feature, ColumnAtoms((np.array([residue]),), (False,)), np.array([[0]], dtype=np.int32))
+
+
+NAN_ORACLE = PatternSet(ColumnAtoms((np.array([]),), (True,)), np.array([[0]], dtype=np.int32))
+INT64_ORACLE = PatternSet(ColumnAtoms((np.array([]), np.array([308.0])), (False, False)), np.array([[-1, 0]], dtype=np.int32))
+
+
+def rows(name, mechanism, d, d_prime, epsilon, true_epsilon, seeds, oracle, direction, *, delta=0.0, samples=MILLION,
+         goal=None) -> tuple[str, dict]:
+    results = []
+    started = time.perf_counter()
+    for seed in range(seeds):
+        results.append(audit(mechanism, d, d_prime, epsilon, delta, samples, seed))
+    seconds = (time.perf_counter() - started) / seeds
+    bounds = np.array([r.epsilon_lower for r in results])
+    oracle_result = audit(mechanism, d, d_prime, epsilon, delta, samples, 0, witness=oracle, direction=direction)
+    caught = int(sum(r.violated for r in results))
+    one_sided = int(sum(r.one_sided_support and not r.support_proof for r in results))
+    proofs = int(sum(r.support_proof for r in results))
+    events = sorted({r.certified_events for r in results})
+    wording = []
+    if proofs:
+        wording.append(f"{proofs} proven inf (exact support)")
+    if one_sided:
+        wording.append(f"{one_sided} consistent with inf (witness never seen under the other input)")
+    goal_text = "-" if goal is None else goal(bounds, caught)
+    data = {"name": name, "bounds": [b if math.isfinite(b) else "inf" for b in bounds], "caught": caught, "seeds": seeds,
+            "oracle": oracle_result.epsilon_lower if math.isfinite(oracle_result.epsilon_lower) else "inf",
+            "certified_events": events, "ceiling": results[0].ceiling, "seconds": seconds, "event": results[0].event,
+            "goal": goal_text}
+    line = (f"| {name} | {fmt(true_epsilon)} | {epsilon:g} | {samples:.0e} | {fmt(float(np.min(bounds)))} / "
+            f"{fmt(float(np.median(bounds)))} | {caught}/{seeds} | {fmt(oracle_result.epsilon_lower)} | "
+            f"{', '.join(map(str, events))} | {results[0].ceiling:.2f} | {'; '.join(wording) or '-'} | {goal_text} | "
+            f"{results[0].event.replace('|', '/')[:60]} | {seconds:.1f} |")
+    print(line, flush=True)
+    return line, data
+
+
+def at_least(threshold: float):
+    return lambda bounds, caught: f"min >= {threshold:g}: {'yes' if np.min(bounds) >= threshold else 'NO'}"
+
+
+def caught_all(bounds, caught):
+    return f"caught {caught}/{len(bounds)}: {'yes' if caught == len(bounds) else 'NO'}"
+
+
+def gaussian_oracle_threshold(sigma: float, delta: float, n: int, z: float) -> tuple[float, float]:
+    """The half-line y >= t (d' = 1 against d = 0) with the best expected certified bound at n samples."""
+    t = np.linspace(0.0, 8 * sigma, 4001)
+    p, q = norm.sf(t, 1.0, sigma), norm.sf(t, 0.0, sigma)
+    p_low, q_high = p - z * np.sqrt(p / n), q + z * np.sqrt(q / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(p_low - delta > 0, np.log(np.maximum(p_low - delta, 1e-300)) - np.log(q_high), -np.inf)
+    best = int(np.argmax(value))
+    return float(t[best]), float(value[best])
+
+
+# --------------------------------------------------------------------------------------------- sections
+def structure_section(seeds: int) -> tuple[list[str], list[dict]]:
+    header = ["## Structural leaks, vectors, wide discrete outputs and tails (confidence 0.95)", "",
+              "`certified min / median`: over the seeds; `oracle`: the event known in advance, certified with every sample",
+              "(seed 0); `events`: the number of certified event-directions the confidence was split over; `ceiling`: the",
+              "largest bound the budget could certify at that split.", "",
+              "| mechanism | true eps | claimed eps | samples/input | certified min / median | flagged | oracle | events | "
+              "ceiling | infinite? | target | witness (seed 0) | s/audit |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines, data = list(header), []
+    specs = [
+        ("snapped noise off grid 2^-6 (support oracle)", buggy.LaplaceSnappedNoiseOffGrid(1.0), [0.0], [1 / 3], 1.0, math.inf,
+         residue_oracle(1 / 3, 2.0**-6), "d_prime -> d", {"goal": at_least(5)}),
+        ("snapped noise off grid 2^-6 (no oracle)", WithoutSupport(buggy.LaplaceSnappedNoiseOffGrid(1.0)), [0.0], [1 / 3], 1.0,
+         math.inf, residue_oracle(1 / 3, 2.0**-6), "d_prime -> d", {"goal": at_least(5)}),
+        ("snapped noise off grid 2^-20 (no oracle)", WithoutSupport(buggy.LaplaceSnappedNoiseOffGrid(1.0, granularity=2.0**-20)),
+         [0.0], [1 / 3], 1.0, math.inf, residue_oracle(1 / 3, 2.0**-20), "d_prime -> d", {"goal": at_least(5)}),
+        ("rare NaN branch p=1e-2 (support oracle)", buggy.LaplaceRareNaNBranch(1.0), [0.0], [1.0], 1.0, math.inf, NAN_ORACLE,
+         "d_prime -> d", {"goal": at_least(5)}),
+        ("rare NaN branch p=1e-2 (no oracle)", WithoutSupport(buggy.LaplaceRareNaNBranch(1.0)), [0.0], [1.0], 1.0, math.inf,
+         NAN_ORACLE, "d_prime -> d", {"goal": at_least(5)}),
+        ("rare NaN branch p=1e-4 (no oracle)", WithoutSupport(buggy.LaplaceRareNaNBranch(1.0, nan_probability=1e-4)), [0.0],
+         [1.0], 1.0, math.inf, NAN_ORACLE, "d_prime -> d", {"goal": caught_all}),
+        ("dtype leak (int64 vs float64)", buggy.LaplaceDtypeLeak(1.0), [0.0], [1.0], 1.0, math.inf, INT64_ORACLE, "d_prime -> d",
+         {"goal": at_least(5)}),
+        ("replace-one histogram, 5 bins", buggy.HistogramReplaceOne(1.0, 5), [5.0] * 5, [6.0, 4.0, 5.0, 5.0, 5.0], 1.0, 2.0,
+         Intersection((ScoreRegion(Column(0, 5), 6.0, math.inf), ScoreRegion(Column(1, 5), -math.inf, 4.0))), "d_prime -> d",
+         {"goal": at_least(0.95 * 2.0)}),
+        ("20 Laplace answers (k=20)", LaplaceMechanism(1.0, k=20), np.zeros(20), np.ones(20), 1.0, 1.0,
+         ScoreRegion(SignVote(np.full(20, 0.5), np.ones(20)), 17.0, math.inf), "d_prime -> d", {"goal": at_least(0.5)}),
+        ("discrete Laplace eps=0.05", DiscreteLaplace(0.05), [0], [1], 0.05, 0.05,
+         ScoreRegion(Column(0, 1), -math.inf, 0.0), "d -> d_prime", {"goal": at_least(0.8 * 0.05)}),
+        ("discrete Laplace 2x twin (noise for 0.1, claims 0.05)", DiscreteLaplace(0.1), [0], [1], 0.05, 0.1,
+         ScoreRegion(Column(0, 1), -math.inf, 0.0), "d -> d_prime", {"goal": caught_all}),
+    ]
+    for name, mechanism, d, d_prime, epsilon, true_epsilon, oracle, direction, options in specs:
+        line, row = rows(name, mechanism, d, d_prime, epsilon, true_epsilon, seeds, oracle, direction, **options)
+        lines.append(line)
+        data.append(row)
+    # analytic Gaussian point audit at 10^7: its epsilon at delta is the claim (the analytic calibration is exact)
+    gaussian = GaussianMechanism(1.0, 1e-5)
+    z = float(norm.isf(0.05 / 2))
+    t, expected = gaussian_oracle_threshold(gaussian.sigma, 1e-5, 10**7, z)
+    line, row = rows(f"analytic Gaussian eps=1, delta=1e-5 (sigma {gaussian.sigma:.3f})", gaussian, [0.0], [1.0], 1.0, 1.0,
+                     max(1, seeds // 2), ScoreRegion(Column(0, 1), t, math.inf), "d_prime -> d", delta=1e-5, samples=10**7,
+                     goal=at_least(0.85))
+    lines.append(line)
+    data.append(row)
+    lines += ["", f"Gaussian oracle: the half-line y >= {t:.3f}, chosen on the exact distributions for 10^7 samples "
+              f"(expected certified bound {expected:.3f}).", ""]
+    return lines, data
+
+
+def memory_section(samples: int) -> tuple[list[str], dict]:
+    """Peak memory of one audit of k-ary randomized response over 3,000 values (a fresh process)."""
+    code = (
+        "import sys, resource, time; sys.path.insert(0, %r)\n"
+        "import bench_auditor_structure as b, dpaudit\n"
+        "t = time.perf_counter()\n"
+        "r = dpaudit.audit(b.WideRandomizedResponse(1.0, 3000), [0], [1], epsilon=1.0, samples=%d, seed=0, workers=1)\n"
+        "print(r.epsilon_lower, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t, r.event[:50])\n"
+    ) % (str(Path(__file__).parent), samples)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    bound, rss_kib, seconds = float(out[0]), int(out[1]), float(out[2])
+    line = (f"k-ary randomized response over 3,000 values (epsilon 1, pair 0 -> 1), {samples:.0e} samples per input: "
+            f"epsilon_lower = {bound:.3f} in {seconds:.1f} s, peak resident memory {rss_kib / 1024:.0f} MiB "
+            f"(target < 1 GiB: {'yes' if rss_kib < 2**20 else 'NO'}).")
+    print(line, flush=True)
+    return ["## Memory with 3,000 distinct atoms", "", line, ""], {"bound": bound, "peak_mib": rss_kib / 1024, "seconds": seconds}
+
+
+def false_alarm_section(repetitions: int, samples: int) -> tuple[list[str], dict]:
+    lines = ["## False alarms on correct mechanisms", "",
+             f"{repetitions} seeded audits each at {samples:.0e} samples per input, confidence {CONFIDENCE}: a flag is "
+             "epsilon_lower above the true epsilon (allowed: 5% of the runs).", "",
+             "| mechanism | true eps | flagged | rate | median bound | max bound | seconds |", "|---|---|---|---|---|---|---|"]
+    cases = [("laplace", LaplaceMechanism(1.0), [0.0], [1.0], 1.0),
+             ("histogram, 5 bins", HistogramMechanism(1.0, 5), [5.0] * 5, [6.0, 5.0, 5.0, 5.0, 5.0], 1.0),
+             ("report noisy max (index), 5 answers", ReportNoisyMax(1.0), [1.0] * 5, [0.0, 2.0, 2.0, 2.0, 2.0], 1.0)]
+    data = {}
+    for name, mechanism, d, d_prime, true_epsilon in cases:
+        started = time.perf_counter()
+        bounds = np.array([audit(mechanism, d, d_prime, true_epsilon, 0.0, samples, seed).epsilon_lower
+                           for seed in range(repetitions)])
+        flagged = int(np.sum(bounds > true_epsilon))
+        seconds = time.perf_counter() - started
+        lines.append(f"| {name} | {true_epsilon:g} | {flagged}/{repetitions} | {flagged / repetitions:.1%} | "
+                     f"{np.median(bounds):.3f} | {bounds.max():.3f} | {seconds:.0f} |")
+        print(lines[-1], flush=True)
+        data[name] = {"flagged": flagged, "runs": repetitions, "median": float(np.median(bounds)), "max": float(bounds.max())}
+    return lines + [""], data
+
+
+@contextmanager
+def previous_search():
+    """The search before issue 18: magnitude_search, the best event only."""
+    search, select = audit_module.search_witnesses, audit_module.select_for_certification
+    audit_module.search_witnesses = magnitude_search
+    audit_module.select_for_certification = lambda candidates, count, provable=None, selection=None: audit_module._select(candidates, count)
+    try:
+        yield
+    finally:
+        audit_module.search_witnesses, audit_module.select_for_certification = search, select
+
+
+def catalog_pass() -> float:
+    total = 0.0
+    for entry in CATALOG:
+        for epsilon in CATALOG_EPSILONS:
+            d, d_prime = entry.pair
+            started = time.perf_counter()
+            dpaudit.audit(entry.factory(epsilon), d, d_prime, epsilon=epsilon, delta=entry.delta, samples=MILLION,
+                          confidence_level=0.99, seed=0)
+            total += time.perf_counter() - started
+    return total
+
+
+def catalog_tightness(sizes: list[int]) -> dict:
+    table = {}
+    for entry in CATALOG:
+        d, d_prime = entry.pair
+        table[entry.name] = {n: dpaudit.audit(entry.factory(1.0), d, d_prime, epsilon=1.0, delta=entry.delta, samples=n,
+                                              confidence_level=CONFIDENCE, seed=0) for n in sizes}
+        print(entry.name, [round(r.epsilon_lower, 4) for r in table[entry.name].values()], flush=True)
+    return table
+
+
+def catalog_section(sizes: list[int]) -> tuple[list[str], dict]:
+    with previous_search():
+        before_time = catalog_pass()
+        before = catalog_tightness(sizes)
+    after_time = catalog_pass()
+    after = catalog_tightness(sizes)
+    header = " | ".join(f"{n:.0e} before / after" for n in sizes)
+    lines = ["## The catalog: previous search against this one (claimed epsilon 1, seed 0, confidence 0.95)", "",
+             "epsilon_lower / pair epsilon (the certified bound itself when the pair epsilon is infinite). `before` is",
+             "`search.magnitude_search` with one certified event, run in this process.", "",
+             f"| entry | pair eps | {header} | events after (largest budget) | witness after (largest budget) |",
+             "|---|---|" + "---|" * len(sizes) + "---|---|"]
+    worse = []
+    data = {"before_seconds": before_time, "after_seconds": after_time, "rows": {}}
+    for entry in CATALOG:
+        pair = entry.pair_epsilon(1.0)
+        cells, row = [], {}
+        for n in sizes:
+            b, a = before[entry.name][n].epsilon_lower, after[entry.name][n].epsilon_lower
+            scale = 1.0 if pair is None or math.isinf(pair) else pair
+            cells.append(f"{fmt(b / scale)} / {fmt(a / scale)}")
+            row[n] = (b, a)
+            if a < b - 1e-9:
+                worse.append(f"{entry.name} at {n:.0e} ({fmt(b / scale)} -> {fmt(a / scale)})")
+        last = after[entry.name][sizes[-1]]
+        lines.append(f"| {entry.name} | {fmt(pair) if pair is not None else '-'} | {' | '.join(cells)} | {last.certified_events} | "
+                     f"{last.event.replace('|', '/')[:60]} |")
+        data["rows"][entry.name] = {str(n): [v if math.isfinite(v) else "inf" for v in row[n]] for n in sizes}
+    lines += ["", f"Lower than before: {', '.join(worse) if worse else 'none'}.", "",
+              f"One catalog pass (26 audits at 10^6 samples, confidence 0.99, seed 0, default workers): before "
+              f"**{before_time:.1f} s**, after **{after_time:.1f} s** (ratio {after_time / before_time:.2f}; target <= 1.5).", ""]
+    return lines, data
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="2 seeds, 40 false-alarm runs, catalog up to 10^6")
+    args = parser.parse_args()
+    seeds = 2 if args.quick else 5
+    started = time.perf_counter()
+    try:
+        import sklearn
+
+        versions = f"scikit-learn {sklearn.__version__}"
+    except ImportError:
+        versions = "scikit-learn absent (no boosting score)"
+    lines = ["# Auditor benchmark: structure (issue 18)", "",
+             f"Generated by `benchmarks/bench_auditor_structure.py` on {datetime.date.today().isoformat()} ({machine_line()}, "
+             f"{versions}). Every epsilon is a certified **lower bound**.", ""]
+    report: dict = {}
+    section, report["structure"] = structure_section(seeds)
+    lines += section
+    section, report["memory"] = memory_section(MILLION)
+    lines += section
+    section, report["false_alarms"] = false_alarm_section(40 if args.quick else 200, 20_000)
+    lines += section
+    section, report["catalog"] = catalog_section([10**5, 10**6] if args.quick else [10**5, 10**6, 10**7])
+    lines += section
+    lines += [f"Total benchmark time {time.perf_counter() - started:.0f} s; peak memory of this process "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB.", ""]
+    out = ROOT / "reports" / "auditor_structure.md"
+    out.write_text("\n".join(lines).rstrip() + "\n")
+    (ROOT / "reports" / "auditor_structure.json").write_text(json.dumps(report, indent=1, default=str))
+    print(out.read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The tightest sound epsilon for an event tree: the minimum over every bound the accountants give.
+
+Each candidate is an upper bound on the same quantity (the smallest epsilon with the tree
+(epsilon, target_delta)-DP under the neighbouring relation), so their minimum is one too:
+
+* ``pld``: the pessimistic (connect-the-dots) PLD read out directly (:class:`PLDAccountant`);
+* ``pld_tilted``: the same composed PLD read out by exponential tilting with the tails beyond the grid
+  bounded analytically (:mod:`._pld_tail`), finite and tight down to delta = 1e-30;
+* ``pure``: basic composition when every leaf is pure DP (the order-infinity bound);
+* ``rdp``: the Renyi-DP accountant with the Canonne-Kamath-Steinke conversion (when it supports the tree);
+* ``gdp``: the exact mu-GDP curve when the tree is a composition of unsampled Gaussians (Dong, Roth &
+  Su 2022).
+
+Example:
+    >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
+    >>> best = epsilon_upper(SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 100), 1e-20)
+    >>> best.method, round(best.epsilon, 2)
+    ('pld_tilted', 5.06)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._numeric import round_up
+from .._validation import check_delta
+from ..events import PrivacyEvent, check_event, check_neighbouring
+
+__all__ = ["EpsilonUpper", "epsilon_upper", "METHODS"]
+
+#: Candidate bounds, in the order ties are resolved (the first smallest wins).
+METHODS = ("gdp", "pld", "pld_tilted", "pure", "rdp")
+
+
+@dataclass(frozen=True)
+class EpsilonUpper:
+    """The smallest of the candidate upper bounds on epsilon at ``target_delta`` and which one won.
+
+    ``candidates`` maps every method that applied to its bound (inf: no finite bound)."""
+
+    epsilon: float
+    method: str
+    target_delta: float
+    neighbouring: str
+    candidates: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"epsilon_upper": self.epsilon, "method": self.method, "target_delta": self.target_delta,
+                "neighbouring": self.neighbouring, "candidates": dict(self.candidates)}
+
+
+def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str = "add_remove",
+                  methods: tuple[str, ...] = METHODS) -> EpsilonUpper:
+    """The minimum of every sound upper bound on the epsilon of ``event`` at ``target_delta``.
+
+    Args:
+        event: the event tree (every accountant that supports it is consulted).
+        target_delta: in [0, 1).
+        neighbouring: "add_remove" or "replace_one".
+        methods: the subset of :data:`METHODS` to try.
+
+    Raises:
+        UnsupportedEventError: when the PLD accountant (which supports every event the others do)
+            cannot account for the tree.
+    """
+    from ..errors import InvalidArgument, UnsupportedEventError
+    from .curves import gdp_epsilon
+    from .pld import PLDAccountant, _merged
+    from .rdp import RDPAccountant
+
+    check_event(event)
+    target_delta = check_delta(target_delta, "target_delta")
+    neighbouring = check_neighbouring(neighbouring)
+    unknown = set(methods) - set(METHODS)
+    if unknown or not methods:
+        raise InvalidArgument("methods", f"methods={methods!r} must be a non-empty subset of {METHODS}")
+    pld = PLDAccountant(neighbouring).compose(event)
+    candidates: dict[str, float] = {}
+    if "pure" in methods:
+        candidates["pure"] = pld._pure_epsilon()
+    if "gdp" in methods:
+        mu = pld.gaussian_mu()
+        if mu is not None:
+            candidates["gdp"] = float(gdp_epsilon(mu, target_delta)) if target_delta > 0 else math.inf
+    if target_delta > 0 and pld.leaves and ("pld" in methods or "pld_tilted" in methods):
+        if "pld" in methods:
+            remove, add = pld._plds(True)
+            candidates["pld"] = round_up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
+        if "pld_tilted" in methods:
+            from ._pld_tail import tilted_epsilon
+
+            candidates["pld_tilted"] = round_up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.step(True),
+                                                               target_delta))
+    if not pld.leaves:
+        candidates = {name: 0.0 for name in methods}
+    if "rdp" in methods:
+        try:
+            candidates["rdp"] = RDPAccountant(neighbouring).compose(event).epsilon(target_delta)
+        except UnsupportedEventError:
+            pass
+    if not candidates:
+        return EpsilonUpper(math.inf, "none", target_delta, neighbouring, {})
+    method = min((name for name in METHODS if name in candidates), key=lambda name: candidates[name])
+    return EpsilonUpper(candidates[method], method, target_delta, neighbouring, candidates)

@@ -1,0 +1,384 @@
+"""Whole privacy curves: privacy profiles delta(epsilon), trade-off functions f(alpha) and Gaussian DP.
+
+A mechanism's privacy on an adjacent pair (P, Q) = (M(d), M(d')) is fully described by either of
+two dual curves (Dong, Roth & Su 2022, "Gaussian differential privacy", JRSS-B):
+
+* the **privacy profile** delta(eps) = sup_S P(S) - e^eps Q(S) (the smallest delta for each epsilon);
+* the **trade-off function** f(alpha) = inf {beta_phi : alpha_phi <= alpha} over tests phi of P against
+  Q, alpha_phi = E_P[phi] (type I), beta_phi = 1 - E_Q[phi] (type II).
+
+A claim that holds for both orderings of every adjacent pair converts profile -> trade-off by
+(Dong-Roth-Su 2022, Prop. 2.12, both orderings; every term is a valid lower bound on its own)
+
+    f(alpha) >= sup_{eps >= 0} max(0, 1 - delta(eps) - e^eps alpha, e^-eps (1 - delta(eps) - alpha)),
+
+so a profile that is an upper bound, read on any finite grid of epsilons, gives a **lower bound** on the
+true trade-off function: an auditor that finds a test below it has found a violation.
+
+Gaussian DP: mu-GDP means f >= G_mu, G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu) (the trade-off of
+N(0, 1) against N(mu, 1)); its profile is (Dong-Roth-Su 2022, Cor. 2.13)
+
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
+
+The Gaussian mechanism with sensitivity Delta and noise sigma is exactly (Delta/sigma)-GDP, and GDP
+composes exactly: mu^2 add up.
+
+Directions of rounding: profiles and epsilons are upper bounds (rounded up), trade-off values lower
+bounds (rounded down).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_real
+from ..errors import InvalidArgument, InvalidArgumentType
+
+__all__ = [
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_tradeoff",
+    "gdp_mu_lower",
+    "guarantee_profile",
+    "guarantee_tradeoff",
+    "tradeoff_from_profile",
+    "accountant_profile",
+    "accountant_tradeoff",
+    "profile_grid",
+    "gaussian_mu",
+    "PROFILE_GRID_POINTS",
+    "as_tradeoff",
+    "ProfileTradeoff",
+]
+
+_U = 2.0**-53
+#: Epsilon grid points on which a numeric accountant's profile is read to build its trade-off curve.
+PROFILE_GRID_POINTS = 600
+_TINY = 5e-324
+
+
+def _array(values: Any, name: str, *, low: float | None = None, high: float | None = None,
+           allow_inf: bool = False) -> np.ndarray:
+    """A real array (any shape) with NaN refused and entries checked against [low, high]."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidArgumentType(name, f"{name}={values!r} must be a number or an array of numbers")
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentType(name, f"{name} must be a number or a rectangular array of numbers") from exc
+    if array.dtype == bool or not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
+        raise InvalidArgumentType(name, f"{name} must contain real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64)
+    if np.isnan(array).any():
+        raise InvalidArgument(name, f"{name} contains nan")
+    if not allow_inf and np.isinf(array).any():
+        index = int(np.argmax(np.isinf(array).ravel()))
+        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be finite")
+    if low is not None and (array < low).any():
+        index = int(np.argmax((array < low).ravel()))
+        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be >= {low:g}")
+    if high is not None and (array > high).any():
+        index = int(np.argmax((array > high).ravel()))
+        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be <= {high:g}")
+    return array
+
+
+def _out(values: np.ndarray, scalar: bool) -> Any:
+    return float(values) if scalar else values
+
+
+# ------------------------------------------------------------------------------------------- GDP
+def _gdp_delta_up(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """Upper bound on Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) for mu > 0, finite eps >= 0.
+
+    Evaluated as e^la (1 - e^x), la = log Phi(a), x = eps + log Phi(b) - la <= 0 (no overflow of e^eps,
+    no catastrophic cancellation beyond the error of x), and moved up by a bound on the float error of
+    x and la: 16 u (1 + a^2 + b^2 + |eps| + |la| + |lb|) (d/da log Phi(a) <= |a| + 1).
+    """
+    from scipy.special import log_ndtr
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = -eps / mu + mu / 2.0
+        b = -eps / mu - mu / 2.0
+        la, lb = log_ndtr(a), log_ndtr(b)
+        x = np.minimum(eps + lb - la, 0.0)
+        err = 16.0 * _U * (1.0 + a * a + b * b + np.abs(eps) + np.abs(la) + np.abs(lb))
+        x_low = x - err
+        value = np.exp(la + err) * -np.expm1(x_low) * (1.0 + 16.0 * _U)
+    value = np.where(np.isfinite(value), value, 1.0)
+    return np.clip(np.maximum(value, _TINY), 0.0, 1.0)
+
+
+def gdp_delta(mu: Any, epsilon: Any) -> Any:
+    """delta(epsilon) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), rounded up.
+
+    Dong, Roth & Su 2022, Cor. 2.13 (the Gaussian mechanism's exact curve, Balle & Wang 2018, Thm 8).
+    Vectorised (numpy broadcasting over ``mu`` and ``epsilon``); computed in log space, so e^eps never
+    overflows. ``mu = 0`` (no information) gives 0; ``epsilon = inf`` gives 0.
+
+    Example:
+        >>> round(gdp_delta(1.0, 1.0), 6)
+        0.126937
+    """
+    scalar = np.ndim(mu) == 0 and np.ndim(epsilon) == 0
+    mu_arr = _array(mu, "mu", low=0.0)
+    eps_arr = _array(epsilon, "epsilon", low=0.0, allow_inf=True)
+    mu_b, eps_b = np.broadcast_arrays(mu_arr, eps_arr)
+    live = (mu_b > 0) & np.isfinite(eps_b)
+    result = np.zeros(mu_b.shape)
+    if live.any():
+        result[live] = _gdp_delta_up(mu_b[live], eps_b[live])
+    return _out(result, scalar)
+
+
+def gdp_epsilon(mu: Any, delta: Any) -> Any:
+    """Smallest epsilon >= 0 with mu-GDP implying (epsilon, delta)-DP (the inverse of :func:`gdp_delta`),
+    rounded up: the result is an epsilon whose rounded-up delta is within ``delta``.
+
+    Vectorised bisection on the outward-rounded curve. ``delta = 0`` gives inf (GDP is never pure DP
+    for mu > 0); ``mu = 0`` gives 0.
+
+    Example:
+        >>> round(gdp_epsilon(1.0, 1e-5), 4)
+        4.3772
+    """
+    scalar = np.ndim(mu) == 0 and np.ndim(delta) == 0
+    mu_arr = _array(mu, "mu", low=0.0)
+    delta_arr = _array(delta, "delta", low=0.0, high=1.0)
+    mu_b, delta_b = np.broadcast_arrays(mu_arr, delta_arr)
+    mu_b, delta_b = mu_b.astype(float).ravel(), delta_b.astype(float).ravel()
+    result = np.zeros(mu_b.shape)
+    result[(delta_b == 0) & (mu_b > 0)] = math.inf
+    live = (delta_b > 0) & (mu_b > 0)
+    live &= _gdp_delta_up(np.where(live, mu_b, 1.0), np.zeros_like(mu_b)) > delta_b
+    if live.any():
+        m, t = mu_b[live], delta_b[live]
+        lo = np.zeros_like(m)
+        hi = m * m / 2.0 + m * np.sqrt(2.0 * np.log(1.0 / t)) + 1.0
+        for _ in range(2000):
+            high_ok = _gdp_delta_up(m, hi) <= t
+            if high_ok.all():
+                break
+            lo = np.where(high_ok, lo, hi)
+            hi = np.where(high_ok, hi, 2.0 * hi)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            ok = _gdp_delta_up(m, mid) <= t
+            hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+            if np.all(hi - lo <= 4 * np.spacing(hi)):
+                break
+        result[live] = hi
+    return _out(result.reshape(np.broadcast(mu_arr, delta_arr).shape), scalar)
+
+
+def gdp_tradeoff(mu: float, alphas: Any) -> np.ndarray:
+    """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), the trade-off function of mu-GDP, rounded down.
+
+    Dong, Roth & Su 2022, Def. 2.6 (the trade-off of N(0, 1) against N(mu, 1)).
+
+    Example:
+        >>> round(float(gdp_tradeoff(1.0, [0.5])[0]), 6)
+        0.158655
+    """
+    from scipy.special import ndtr, ndtri
+
+    mu = check_real(mu, "mu")
+    if mu < 0:
+        raise InvalidArgument("mu", f"mu={mu!r} must be >= 0")
+    alphas = _array(alphas, "alphas", low=0.0, high=1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = ndtr(-ndtri(alphas) - mu)
+    # ndtri/ndtr carry a few ulps of relative error (ndtr' <= 0.4): step below it
+    value = value * (1.0 - 64.0 * _U) - 1e-15 * (1.0 + mu)
+    value = np.where(alphas <= 0.0, 1.0, value)
+    return np.clip(value, 0.0, 1.0)
+
+
+def gdp_mu_lower(alpha_upper: Any, beta_upper: Any) -> np.ndarray:
+    """Phi^-1(1 - alpha_u) - Phi^-1(beta_u), rounded down: a test with type-I error <= alpha_u and type-II
+    error <= beta_u rules out mu'-GDP for every mu' below it (since G_mu' is decreasing in mu')."""
+    from scipy.special import ndtri
+
+    a = _array(alpha_upper, "alpha_upper", low=0.0, high=1.0)
+    b = _array(beta_upper, "beta_upper", low=0.0, high=1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = -ndtri(a) - ndtri(b)
+    value = value - 1e-12 * (1.0 + np.abs(ndtri(np.clip(a, 1e-300, 1.0))) + np.abs(ndtri(np.clip(b, 1e-300, 1.0))))
+    return np.where(np.isnan(value), -np.inf, value)
+
+
+# ----------------------------------------------------------------------------- (epsilon, delta) claims
+def guarantee_profile(epsilon: float, delta: float, epsilons: Any) -> np.ndarray:
+    """The privacy profile an (epsilon, delta)-DP claim allows: delta(e) = delta for e >= epsilon and
+    delta + (1 - delta)(e^epsilon - e^e) / (1 + e^epsilon) below (the profile of its dominating pair,
+    Kairouz, Oh & Viswanath 2015), rounded up."""
+    eps_grid = _array(epsilons, "epsilons", low=0.0, allow_inf=True)
+    if math.isinf(epsilon):
+        return np.where(np.isinf(eps_grid), delta, 1.0) if delta < 1 else np.ones_like(eps_grid)
+    with np.errstate(over="ignore"):
+        gap = -np.expm1(np.minimum(eps_grid - epsilon, 0.0)) / (1.0 + math.exp(-epsilon))
+    value = delta + (1.0 - delta) * gap
+    value = np.where(eps_grid >= epsilon, delta, value * (1.0 + 8 * _U) + 4 * _U)
+    return np.clip(value, 0.0, 1.0)
+
+
+def guarantee_tradeoff(epsilon: float, delta: float, alphas: Any) -> np.ndarray:
+    """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)): the trade-off
+    function of (epsilon, delta)-DP (Dong, Roth & Su 2022, Prop. 2.5; Kairouz, Oh & Viswanath 2015),
+    rounded down."""
+    alphas = _array(alphas, "alphas", low=0.0, high=1.0)
+    return tradeoff_from_profile(alphas, np.array([epsilon]), np.array([delta]))
+
+
+def _upper_envelope(intercepts: np.ndarray, slopes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lines c + s x that are on top somewhere (convex-hull trick): (intercepts, slopes, breakpoints),
+    line k being the maximum for x between breakpoints[k-1] and breakpoints[k]."""
+    order = np.lexsort((intercepts, slopes))  # slopes ascending, then intercepts ascending
+    hull_c: list[float] = []
+    hull_s: list[float] = []
+    for j in order:
+        c, s = float(intercepts[j]), float(slopes[j])
+        if hull_s and hull_s[-1] == s:  # same slope: the later one has the larger intercept
+            hull_c.pop()
+            hull_s.pop()
+        while len(hull_s) >= 2:
+            # the last line is useless if the new one overtakes the one before it no later than it does
+            c1, s1, c2, s2 = hull_c[-2], hull_s[-2], hull_c[-1], hull_s[-1]
+            if (c1 - c) * (s2 - s1) <= (c1 - c2) * (s - s1):
+                hull_c.pop()
+                hull_s.pop()
+            else:
+                break
+        hull_c.append(c)
+        hull_s.append(s)
+    c_arr, s_arr = np.array(hull_c), np.array(hull_s)
+    breaks = (c_arr[:-1] - c_arr[1:]) / (s_arr[1:] - s_arr[:-1])
+    return c_arr, s_arr, breaks
+
+
+class ProfileTradeoff:
+    """The trade-off lower bound of a profile on a grid, max over the grid of 1 - delta - e^eps alpha and
+    e^-eps (1 - delta - alpha), and 0 (Dong, Roth & Su 2022, Prop. 2.12): the upper envelope of those
+    lines, kept once and evaluated by binary search (exact maximum; rounded down)."""
+
+    def __init__(self, epsilons: Any, deltas: Any) -> None:
+        eps = np.asarray(epsilons, dtype=np.float64).ravel()
+        dels = np.asarray(deltas, dtype=np.float64).ravel()
+        finite = np.isfinite(eps)
+        eps, dels = eps[finite], dels[finite]
+        with np.errstate(over="ignore"):
+            up, down = np.exp(eps), np.exp(-eps)
+        keep = np.isfinite(up)
+        intercepts = np.concatenate([1.0 - dels[keep], down * (1.0 - dels), [0.0]])
+        slopes = np.concatenate([-up[keep], -down, [0.0]])
+        self.intercepts, self.slopes, self.breaks = _upper_envelope(intercepts, slopes)
+
+    def __call__(self, alphas: Any) -> np.ndarray:
+        x = np.asarray(alphas, dtype=np.float64)
+        k = np.searchsorted(self.breaks, x)
+        c, s = self.intercepts[k], self.slopes[k]
+        value = c + s * x
+        value = value - 8 * _U * (2.0 + np.abs(s) * x)  # float error of 1 - delta - e^eps alpha and friends
+        return np.clip(value, 0.0, 1.0)
+
+
+def tradeoff_from_profile(alphas: Any, epsilons: Any, deltas: Any) -> np.ndarray:
+    """Lower bound on the trade-off function of any mechanism whose profile (both orderings) is at most
+    ``deltas`` at ``epsilons``: max over the grid of 1 - delta - e^eps alpha and e^-eps (1 - delta - alpha),
+    and 0 (Dong, Roth & Su 2022, Prop. 2.12), rounded down; vectorised (see :class:`ProfileTradeoff`)."""
+    return ProfileTradeoff(epsilons, deltas)(alphas)
+
+
+# -------------------------------------------------------------------------------- event accountants
+def gaussian_mu(leaves: dict, neighbouring: str) -> float | None:
+    """mu of a composition of unsampled Gaussian leaves (exactly mu-GDP: mu^2 add up, Dong-Roth-Su 2022
+    Cor. 3.3), or None when some leaf is not an unsampled Gaussian. Under replace-one the sensitivity
+    is doubled."""
+    if not leaves:
+        return None
+    total = 0.0
+    scale = 2.0 if neighbouring == "replace_one" else 1.0
+    for leaf, count in leaves.items():
+        if getattr(leaf, "kind", None) != "gaussian" or getattr(leaf, "sampling", None) is not None:
+            return None
+        total += count * (scale * leaf.param) ** 2
+    return math.sqrt(total)
+
+
+#: The profile grid ends where delta falls to this value: beyond it the lines 1 - delta - e^eps alpha only
+#: matter for alpha below ~1e-8 (no audit reaches them), and reading delta there costs more (small-delta
+#: read-outs); dropping lines keeps the trade-off a valid lower bound.
+PROFILE_GRID_DELTA = 1e-8
+
+
+def _epsilon_top(accountant: Any) -> float:
+    """An epsilon beyond which the accountant's delta is negligible (PROFILE_GRID_DELTA if reachable)."""
+    for target in (PROFILE_GRID_DELTA, 1e-6, 1e-4):
+        value = accountant.epsilon(target)
+        if math.isfinite(value):
+            return max(value, 1e-3)
+    return 50.0
+
+
+def profile_grid(accountant: Any, points: int = PROFILE_GRID_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(epsilons, deltas): the accountant's profile (upper bounds, from its public ``delta``) on a uniform
+    grid from 0 to the epsilon where delta falls to PROFILE_GRID_DELTA, plus its pure epsilon (where
+    delta = 0) if finite. Cached on the accountant until its composition changes."""
+    leaves = getattr(accountant, "leaves", None)
+    if not isinstance(leaves, dict):
+        leaves = getattr(accountant, "_leaves", None)
+    key = (points, tuple(sorted((repr(k), v) for k, v in leaves.items())) if isinstance(leaves, dict) else None)
+    cache = getattr(accountant, "_curve_grid", None)
+    if cache is not None and key[1] is not None and cache[0] == key:
+        return cache[1]
+    top = _epsilon_top(accountant)
+    grid = np.linspace(0.0, top, points)
+    pure = getattr(accountant, "_pure_epsilon", getattr(accountant, "_pure", None))
+    value = pure() if callable(pure) else pure
+    extra = [float(value)] if isinstance(value, (int, float)) and math.isfinite(value) else []
+    grid = np.unique(np.concatenate([grid, extra]))
+    deltas = np.array([accountant.delta(float(e)) for e in grid])
+    result = (grid, deltas)
+    try:
+        accountant._curve_grid = (key, result)
+    except AttributeError:  # pragma: no cover - accountants with __slots__
+        pass
+    return result
+
+
+def accountant_profile(accountant: Any, epsilons: Any, mu: float | None = None) -> np.ndarray:
+    """delta(epsilon) at each epsilon (upper bounds): exact GDP when ``mu`` is given, else the
+    accountant's ``delta``; vectorised over any array shape."""
+    eps = _array(epsilons, "epsilons", low=0.0, allow_inf=True)
+    if mu is not None:
+        return np.asarray(gdp_delta(mu, eps), dtype=np.float64).reshape(eps.shape)
+    flat = eps.ravel()
+    values = np.array([0.0 if math.isinf(e) else accountant.delta(float(e)) for e in flat])
+    return values.reshape(eps.shape)
+
+
+def accountant_tradeoff(accountant: Any, alphas: Any, mu: float | None = None) -> np.ndarray:
+    """f(alpha) the accountant's composition guarantees (lower bounds on the true trade-off function):
+    exact G_mu when ``mu`` is given, else the profile-to-trade-off conversion on :func:`profile_grid`."""
+    alphas = _array(alphas, "alphas", low=0.0, high=1.0)
+    if mu is not None:
+        return gdp_tradeoff(mu, alphas)
+    if not (getattr(accountant, "leaves", None) or getattr(accountant, "_leaves", None)):
+        return np.clip(1.0 - alphas, 0.0, 1.0) * (1.0 - 8 * _U)
+    grid, deltas = profile_grid(accountant)
+    return tradeoff_from_profile(alphas, grid, deltas)
+
+
+def as_tradeoff(function: Callable[[np.ndarray], Any], alphas: np.ndarray) -> np.ndarray:
+    """Evaluate a user trade-off function on an array: vectorised if it accepts arrays, else pointwise."""
+    try:
+        values = np.asarray(function(alphas), dtype=np.float64)
+        if values.shape == alphas.shape:
+            return values
+    except Exception:  # noqa: BLE001 - fall back to scalar calls; their errors propagate
+        pass
+    return np.array([float(function(float(a))) for a in alphas.ravel()], dtype=np.float64).reshape(alphas.shape)

@@ -1,0 +1,474 @@
+"""Witness search that looks at the structure of outputs, and chooses without fooling itself (issue 18).
+
+Families searched (all certified on fresh samples afterwards, like every candidate):
+
+- exact atoms (values seen repeatedly, NaN and +-inf included) and *structural features* of each real
+  coordinate, each treated as a discrete outcome: the class of the value (finite, +0, -0, NaN, +inf,
+  -inf), its residue modulo a lattice detected in the outputs, its binary exponent and its lowest
+  mantissa bits (Mironov 2012, "On significance of the least significant bits for differential
+  privacy"); a dtype column added by the sampler (``sampling.canonical_outputs``) is an ordinary atom;
+- half-lines and intervals of each coordinate and of learned scores, with a threshold grid refined in
+  the tails (events of probability ~1e-4 matter for (epsilon, delta) claims);
+- product events of vector outputs (``search_products.py``) and a gradient-boosting score.
+
+Selection that does not fool itself. The selection batch is split in two halves. Atom orders, product
+events and the boosting score are built on the first half; the union length, the thresholds of learned
+scores and the predicted bound used for ranking come from the second, held-out half, so atoms that by
+chance never appeared under one input in the first half do not look like infinite leaks. Rare atoms
+(fewer than POOL_MIN selection hits) are pooled by the side they lean to before sorting. A candidate
+never seen under the denominator input in the held-out half is ranked by what certification could
+prove, q_upper = -ln(alpha) / n_certify, instead of a selection-size bound. Every candidate chosen enters
+the Bonferroni split (``audit.py``), and :func:`select_for_certification` always certifies the best
+half-line beside a best atom set and every exact-atom candidate the mechanism's support oracle proves
+impossible under the other input (epsilon = inf).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import norm
+
+from .search import ATOM_MIN_COUNT, MAX_SCORE_COLUMNS, Candidate, find_atoms, pattern_counts, predicted_bound, score_projections
+from .witness import (
+    Column,
+    ColumnAtoms,
+    Derived,
+    DerivedPatternSet,
+    EncodedLinear,
+    Intersection,
+    PatternSet,
+    Projection,
+    ScoreRegion,
+    Witness,
+    atom_log_ratios,
+    pattern_keys,
+)
+
+__all__ = ["structured_search", "held_out_predicted", "detect_grid", "structural_features", "select_for_certification",
+           "is_half_line", "is_atom_family", "region_candidates", "restrict_to_impossible"]
+
+POOL_MIN = 8  # atoms seen fewer times in the build half are pooled by the side they lean to
+MAX_STRUCTURE_COLUMNS = 16
+MAX_BITS_COLUMNS = 2  # exponent and mantissa features: the first coordinates only (one implementation per vector)
+BITS_ROWS = 10_000  # rows per input and half searched for exponent / mantissa features
+MAX_ONE_HOT_ATOMS = 64  # beyond this many atoms the logistic score encodes atoms by their log ratio
+GRID_HALF_LINES = 512
+GRID_INTERVALS = 96
+SELECTION_Z = 2.0
+GRID_TOLERANCE = 1e-6
+MIN_GRID_SHARE = 0.9
+MANTISSA_BITS = 8
+EXTRA_PROOFS = 3  # exact-atom candidates certified beside the best when the support oracle proves them
+ZERO_MIN = 10  # selection hits (none under the other input) before an event is ranked as one-sided
+SPECIAL_ZERO_MIN = 3  # the same for NaN, +-inf and -0: few such events exist, so chance splits are rare
+EXTRA_SHARE = 0.5
+SETTLED_SHARE = 0.9  # a candidate predicted at this share of the budget's ceiling ends the search of vector families  # an extra family's best event is certified when predicted at least this share of the best
+
+
+def _wilson(count, n, z, upper: bool) -> np.ndarray:
+    count = np.asarray(count, dtype=np.float64)
+    p = count / n
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denominator
+    return np.clip(centre + half if upper else centre - half, 0.0, 1.0)
+
+
+def held_out_predicted(count_p, count_q, n_select: int, n_certify: int, z_certify: float, delta: float,
+                       build_p=None, build_q=None, n_total: int | None = None, zero_min: int = 10) -> np.ndarray:
+    """Predicted certified bound ln((p_lo - delta) / q_hi) from held-out counts (vectorised).
+
+    As :func:`search.predicted_bound` (Wilson bounds at SELECTION_Z, then at the certification size), except
+    that an event never seen under the denominator input in the whole selection batch (held-out half and,
+    ``build_q``, build half) but at least ``zero_min`` times under the numerator input is ranked by what
+    certification could prove: q_hi = -ln(alpha) / n_certify (the Clopper-Pearson upper bound of a zero
+    count at level alpha), with p from the whole batch (``n_total`` samples). ``zero_min`` keeps chance
+    splits out: under equal probabilities a k-versus-0 split has probability 2^-k.
+    """
+    bound = predicted_bound(count_p, count_q, n_select, n_certify, z_certify, delta)
+    if build_q is None or build_p is None:
+        return bound
+    count_p, count_q = np.broadcast_arrays(np.asarray(count_p, dtype=np.float64), np.asarray(count_q, dtype=np.float64))
+    total_p = count_p + np.asarray(build_p, dtype=np.float64)
+    zero = (count_q == 0) & (np.asarray(build_q) == 0) & (total_p >= zero_min)
+    if not np.any(zero):
+        return bound
+    alpha = float(norm.sf(z_certify))
+    q_high = -math.log(alpha) / n_certify
+    p = _wilson(total_p, n_total or 2 * n_select, SELECTION_Z, upper=False)
+    p_low = _wilson(p * n_certify, n_certify, z_certify, upper=False) - delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zero_bound = np.where(p_low > 0, np.log(np.where(p_low > 0, p_low, 1.0)) - math.log(q_high), -np.inf)
+    return np.where(zero, np.maximum(bound, zero_bound), bound)
+
+
+class _Ranker:
+    """Held-out prediction for one audit."""
+
+    def __init__(self, n_select: int, n_certify: int, z_certify: float, delta: float, n_total: int | None = None) -> None:
+        self.n_select, self.n_certify, self.z_certify, self.delta = n_select, n_certify, z_certify, delta
+        self.n_total = n_total or 2 * n_select
+
+    def __call__(self, count_p, count_q, build_p=None, build_q=None, zero_min: int = 10) -> np.ndarray:
+        return held_out_predicted(count_p, count_q, self.n_select, self.n_certify, self.z_certify, self.delta,
+                                  build_p, build_q, self.n_total, zero_min)
+
+
+class _Shrunk:
+    """Selection-batch prediction (the same batch chooses the event): Wilson shrinkage only."""
+
+    def __init__(self, n_select: int, n_certify: int, z_certify: float, delta: float) -> None:
+        self.n_select, self.n_certify, self.z_certify, self.delta = n_select, n_certify, z_certify, delta
+
+    def __call__(self, count_p, count_q, build_p=None, build_q=None, zero_min: int = 10) -> np.ndarray:
+        return predicted_bound(count_p, count_q, self.n_select, self.n_certify, self.z_certify, self.delta)
+
+
+# ---------------------------------------------------------------------------------------------- atoms
+def _pooled_order(count_a: np.ndarray, count_b: np.ndarray, scale: float) -> np.ndarray:
+    """Atoms sorted by decreasing shrunken ratio a/b; rare atoms pooled by the side they lean to (each pool
+    ranked by its total counts), so a handful of chance hits cannot put a tail atom first."""
+    ratio = (count_a * scale + 0.5) / (count_b + 0.5)
+    rare = (count_a + count_b) < POOL_MIN
+    for leaning in (count_a * scale > count_b, count_a * scale < count_b, count_a * scale == count_b):
+        pool = rare & leaning
+        if pool.any():
+            ratio[pool] = (count_a[pool].sum() * scale + 0.5) / (count_b[pool].sum() + 0.5)
+    return np.argsort(-ratio, kind="stable")
+
+
+def _single_column_counts(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """pattern_counts for one column, by bincount (fast path: no byte keys to sort)."""
+    codes_a, codes_b = atoms.codes(a)[:, 0] + 1, atoms.codes(b)[:, 0] + 1
+    size = int(max(codes_a.max(initial=0), codes_b.max(initial=0))) + 1
+    count_a, count_b = np.bincount(codes_a, minlength=size), np.bincount(codes_b, minlength=size)
+    present = np.flatnonzero(count_a + count_b)
+    return (present - 1).astype(np.int32)[:, None], count_a[present], count_b[present]
+
+
+def _held_out_counts(patterns: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """How often each pattern (row of codes) occurs among the rows ``codes``."""
+    if codes.shape[0] == 0 or patterns.shape[0] == 0:
+        return np.zeros(patterns.shape[0], dtype=np.int64)
+    if codes.shape[1] == 1:
+        counts = np.bincount(codes[:, 0] + 1, minlength=int(patterns.max()) + 2)
+        return counts[patterns[:, 0] + 1]
+    keys, counts = np.unique(pattern_keys(codes), return_counts=True)
+    wanted = pattern_keys(patterns)
+    position = np.searchsorted(keys, wanted)
+    inside = position < keys.size
+    out = np.zeros(patterns.shape[0], dtype=np.int64)
+    hit = np.zeros(patterns.shape[0], dtype=bool)
+    hit[inside] = keys[position[inside]] == wanted[inside]
+    out[hit] = counts[position[hit]]
+    return out
+
+
+def _atom_family(atoms: ColumnAtoms, build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray],
+                 rank: _Ranker, make, zero_min: int = 10) -> list[Candidate]:
+    """Order atom patterns on the build half, choose the union length and predict on the held-out half."""
+    counter = _single_column_counts if build[0].shape[1] == 1 else pattern_counts
+    patterns, count_a, count_b = counter(atoms, build[0], build[1])
+    if patterns.shape[0] < 2:
+        return []
+    held_a = _held_out_counts(patterns, atoms.codes(held[0]))
+    held_b = _held_out_counts(patterns, atoms.codes(held[1]))
+    scale = build[1].shape[0] / max(build[0].shape[0], 1)
+    candidates = []
+    for forward, (num, den, held_num, held_den, s) in ((True, (count_a, count_b, held_a, held_b, scale)),
+                                                     (False, (count_b, count_a, held_b, held_a, 1.0 / scale))):
+        order = _pooled_order(num, den, s)
+        scores = rank(np.cumsum(held_num[order]), np.cumsum(held_den[order]), np.cumsum(num[order]), np.cumsum(den[order]),
+                      zero_min)
+        best = int(np.argmax(scores))
+        if np.isfinite(scores[best]):
+            candidates.append(Candidate(make(patterns[order[: best + 1]]), forward, float(scores[best])))
+    return candidates
+
+
+# ------------------------------------------------------------------------------------ structural features
+def detect_grid(column: np.ndarray) -> float | None:
+    """The lattice spacing of a column's finite values, when one exists: the smallest gap between distinct
+    values such that at least MIN_GRID_SHARE of all gaps are integer multiples of it (relative tolerance
+    GRID_TOLERANCE); None for continuous values or fewer than 3 distinct values."""
+    values = np.unique(column[np.isfinite(column)])
+    if values.size < 3:
+        return None
+    gaps = np.diff(values)
+    step = float(gaps.min())
+    if not step > 0:
+        return None
+    multiples = gaps / step
+    on_grid = np.abs(multiples - np.round(multiples)) <= GRID_TOLERANCE * np.maximum(multiples, 1.0)
+    # a lattice: most gaps are multiples of the step and values repeat (not a continuous sample)
+    if on_grid.mean() < MIN_GRID_SHARE or values.size > 0.5 * np.isfinite(column).sum():
+        return None
+    return step
+
+
+def structural_features(a: np.ndarray, b: np.ndarray) -> list[Derived]:
+    """The structural features searched for selection outputs ``a``, ``b``: per coordinate (up to
+    MAX_STRUCTURE_COLUMNS) the value class when a non-finite value or a zero occurs, the residue modulo
+    each lattice detected on either input, and for non-lattice real values the exponent and the
+    lowest MANTISSA_BITS mantissa bits."""
+    width = a.shape[1]
+    features: list[Derived] = []
+    for j in range(min(width, MAX_STRUCTURE_COLUMNS)):
+        column_a, column_b = a[:, j], b[:, j]
+        pooled = np.concatenate([column_a, column_b])
+        if (~np.isfinite(pooled)).any() or (pooled == 0).any():
+            features.append(Derived("special", j, width))
+        grids = {g for g in (detect_grid(column_a), detect_grid(column_b), detect_grid(pooled)) if g is not None}
+        for grid in sorted(grids):
+            features.append(Derived("residue", j, width, grid=grid))
+        if not grids and j < MAX_BITS_COLUMNS:
+            finite = pooled[np.isfinite(pooled)]
+            if finite.size and np.unique(finite[:4096]).size > 64:  # continuous-looking values
+                features.append(Derived("exponent", j, width))
+                features.append(Derived("mantissa", j, width, bits=MANTISSA_BITS))
+    return features
+
+
+def _feature_candidates(feature: Derived, build, held, rank: _Ranker) -> list[Candidate]:
+    if feature.kind in ("exponent", "mantissa"):  # strong leaks or none: a subsample suffices
+        build = tuple(x[:BITS_ROWS] for x in build)
+        held = tuple(x[:BITS_ROWS] for x in held)
+        rank = _Ranker(min(held[0].shape[0], held[1].shape[0]), rank.n_certify, rank.z_certify, rank.delta,
+                       min(build[0].shape[0] + held[0].shape[0], build[1].shape[0] + held[1].shape[0]))
+    fa, fb = feature.score(build[0])[:, None], feature.score(build[1])[:, None]
+    if feature.kind == "special":  # at most six classes, each its own atom however rare (NaN, inf, -0)
+        pooled = np.concatenate([fa, fb])[:, 0]
+        atoms = ColumnAtoms((np.unique(pooled[~np.isnan(pooled)]),), (bool(np.isnan(pooled).any()),))
+        zero_min = SPECIAL_ZERO_MIN
+    else:
+        atoms = find_atoms(np.concatenate([fa, fb]))
+        zero_min = ZERO_MIN
+    if not (atoms.values[0].size + int(atoms.has_nan[0])):
+        return []
+    held_features = (feature.score(held[0])[:, None], feature.score(held[1])[:, None])
+    return _atom_family(atoms, (fa, fb), held_features, rank, lambda patterns: DerivedPatternSet(feature, atoms, patterns),
+                        zero_min)
+
+
+# ------------------------------------------------------------------------------------------ regions
+def _grid(pooled_sorted: np.ndarray, points: int, tails: bool) -> np.ndarray:
+    levels = np.linspace(0.0, 1.0, points)
+    if tails:  # refine the tails: thresholds leaving 2, 4, 8, ... samples outside
+        n = pooled_sorted.size
+        counts = 2.0 ** np.arange(1, max(2, int(math.log2(max(n / points, 2))) + 1))
+        levels = np.concatenate([levels, counts / n, 1.0 - counts / n])
+    levels = np.clip(levels, 0.0, 1.0)
+    return np.unique(np.quantile(pooled_sorted, levels, method="inverted_cdf"))
+
+
+def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank, *, tails: bool = True,
+                      score_a: np.ndarray | None = None, score_b: np.ndarray | None = None) -> list[Candidate]:
+    """Best half-lines (each side, each direction) and best interval of a real score, thresholds from
+    quantiles of the pooled scores (refined in the tails), each predicted by ``rank``."""
+    score_a = projection.score(a) if score_a is None else score_a
+    score_b = projection.score(b) if score_b is None else score_b
+    score_a, score_b = np.sort(score_a[~np.isnan(score_a)]), np.sort(score_b[~np.isnan(score_b)])
+    pooled = np.sort(np.concatenate([score_a, score_b]))
+    if pooled.size == 0 or pooled[0] == pooled[-1]:
+        return []
+    candidates: list[Candidate] = []
+    grid = _grid(pooled, GRID_HALF_LINES, tails)
+    below_a, below_b = np.searchsorted(score_a, grid, "right"), np.searchsorted(score_b, grid, "right")
+    above_a, above_b = score_a.size - np.searchsorted(score_a, grid, "left"), score_b.size - np.searchsorted(score_b, grid, "left")
+    for region_a, region_b, low in ((below_a, below_b, False), (above_a, above_b, True)):
+        for forward, (numerator, denominator) in ((True, (region_a, region_b)), (False, (region_b, region_a))):
+            scores = rank(numerator, denominator)
+            best = int(np.argmax(scores))
+            if np.isfinite(scores[best]):
+                t = float(grid[best])
+                region = ScoreRegion(projection, t, math.inf) if low else ScoreRegion(projection, -math.inf, t)
+                candidates.append(Candidate(region, forward, float(scores[best])))
+    coarse = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, GRID_INTERVALS), method="inverted_cdf"))
+    low_a, high_a = np.searchsorted(score_a, coarse, "left"), np.searchsorted(score_a, coarse, "right")
+    low_b, high_b = np.searchsorted(score_b, coarse, "left"), np.searchsorted(score_b, coarse, "right")
+    i, j = np.triu_indices(coarse.size, k=1)
+    inside_a, inside_b = high_a[j] - low_a[i], high_b[j] - low_b[i]
+    for forward, (numerator, denominator) in ((True, (inside_a, inside_b)), (False, (inside_b, inside_a))):
+        scores = rank(numerator, denominator)
+        if scores.size:
+            best = int(np.argmax(scores))
+            if np.isfinite(scores[best]):
+                region = ScoreRegion(projection, float(coarse[i[best]]), float(coarse[j[best]]))
+                candidates.append(Candidate(region, forward, float(scores[best])))
+    return candidates
+
+
+def _encoded_logistic(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: np.random.Generator,
+                      samples: int = 40_000) -> EncodedLinear | None:
+    """L2-regularised logistic regression of the input on memory-bounded features (EncodedLinear)."""
+    from scipy.optimize import minimize
+
+    take_a = a[rng.permutation(a.shape[0])[:samples]]
+    take_b = b[rng.permutation(b.shape[0])[:samples]]
+    ratios = atom_log_ratios(atoms, atoms.codes(a), atoms.codes(b))
+    features = EncodedLinear.features(atoms, ratios, np.concatenate([take_a, take_b]))
+    mean, scale = features.mean(axis=0), features.std(axis=0)
+    useful = scale > 0
+    if not useful.any():
+        return None
+    scale = np.where(useful, scale, 1.0)
+    x = np.hstack([(features - mean) / scale, np.ones((features.shape[0], 1))])
+    y = np.concatenate([np.ones(take_a.shape[0]), np.zeros(take_b.shape[0])])
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = x @ w
+        value = np.mean(np.logaddexp(0.0, z) - y * z) + 1e-4 * w[:-1] @ w[:-1]
+        gradient = x.T @ (1.0 / (1.0 + np.exp(-z)) - y) / x.shape[0]
+        gradient[:-1] += 2e-4 * w[:-1]
+        return value, gradient
+
+    fit = minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 200})
+    weights = np.where(useful, fit.x[:-1], 0.0)
+    if not np.any(weights):
+        return None
+    return EncodedLinear(atoms, ratios, weights, mean, scale)
+
+
+def _atom_count(atoms: ColumnAtoms) -> int:
+    return sum(v.size + int(n) for v, n in zip(atoms.values, atoms.has_nan))
+
+
+# ------------------------------------------------------------------------------------------- search
+def structured_search(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
+                      rng: np.random.Generator) -> list[Candidate]:
+    """All candidate events for selection outputs ``a`` (under d) and ``b`` (under d_prime), best first
+    (see the module docstring for the families and the held-out ranking)."""
+    from .search_products import boosted_candidates, product_candidates, sign_vote_candidates
+
+    n_select = min(a.shape[0], b.shape[0])
+    split_a, split_b = a.shape[0] // 2, b.shape[0] // 2
+    build, held = (a[:split_a], b[:split_b]), (a[split_a:], b[split_b:])
+    ranker = _Ranker(min(held[0].shape[0], held[1].shape[0]), n_certify, z_certify, delta, n_select)
+    shrunk = _Shrunk(n_select, n_certify, z_certify, delta)
+
+    candidates: list[Candidate] = []
+    build_atoms = find_atoms(np.concatenate(build))
+    candidates += _atom_family(build_atoms, build, held, ranker, lambda patterns: PatternSet(build_atoms, patterns))
+    for feature in structural_features(*build):
+        candidates += _feature_candidates(feature, build, held, ranker)
+
+    atoms = find_atoms(np.concatenate([a, b]))
+    discrete = a.shape[1] == 1 and bool((atoms.codes(a) >= 0).all() and (atoms.codes(b) >= 0).all())
+    if _atom_count(atoms) <= MAX_ONE_HOT_ATOMS:  # coordinates and the one-hot logistic score, as before
+        projections = score_projections(atoms, a, b, rng)
+    else:  # many atoms: coordinates here; the encoded logistic score is fit on the build half (below)
+        projections = [Column(j, a.shape[1]) for j in range(min(a.shape[1], MAX_SCORE_COLUMNS))]
+        learned = _encoded_logistic(build_atoms, build[0], build[1], rng)
+        if learned is not None:
+            held_shrunk = _Shrunk(ranker.n_select, n_certify, z_certify, delta)
+            candidates += region_candidates(learned, held[0], held[1], held_shrunk)
+    for projection in projections:
+        regions = region_candidates(projection, a, b, shrunk)
+        candidates += [_as_outcomes(c, atoms) for c in regions] if discrete else regions
+    ceiling = float(held_out_predicted(ranker.n_select, 0, ranker.n_select, n_certify, z_certify, delta, ranker.n_select, 0,
+                                       n_select)[()])
+    settled = any(c.predicted >= SETTLED_SHARE * ceiling for c in candidates)  # nothing could beat it: skip the rest
+    if a.shape[1] > 1 and not settled:
+        candidates += product_candidates(build, held, ranker)
+        candidates += boosted_candidates(build, held, ranker, rng)
+        candidates += sign_vote_candidates(build, held, ranker)
+    candidates = [c for c in candidates if c.predicted > -math.inf]
+    return sorted(candidates, key=lambda c: -c.predicted)
+
+
+def _as_outcomes(candidate: Candidate, atoms: ColumnAtoms) -> Candidate:
+    """A half-line of a scalar output whose selection values are all atoms, stated as the set of atoms it
+    contains (the same event on every value seen; a discrete event reads as a set of outcomes)."""
+    witness = candidate.witness
+    if not is_half_line(witness):
+        return candidate
+    values = atoms.values[0]
+    inside = np.flatnonzero((values >= witness.low) & (values <= witness.high))
+    if inside.size == 0:
+        return candidate
+    return Candidate(PatternSet(atoms, inside.astype(np.int32)[:, None]), candidate.forward, candidate.predicted)
+
+
+# ----------------------------------------------------------------------------------------- selection
+def is_half_line(witness: Witness) -> bool:
+    """A half-line of one output coordinate."""
+    return (isinstance(witness, ScoreRegion) and isinstance(witness.projection, Column)
+            and (math.isinf(witness.low) or math.isinf(witness.high)))
+
+
+def is_atom_family(witness: Witness) -> bool:
+    """An event chosen as a union of discrete outcomes (atoms or structural feature values)."""
+    return isinstance(witness, (PatternSet, DerivedPatternSet))
+
+
+def select_for_certification(candidates, count: int, provable=None, selection=None) -> list[Candidate]:
+    """The events to certify: the ``count`` best distinct candidates; when the best is an atom set (whose
+    prediction rests on few or zero counts and may be optimistic), also the best half-line and the best
+    other event (interval, learned score, product) predicted at least EXTRA_SHARE of it; and up to
+    EXTRA_PROOFS exact-atom events ``provable(candidate)`` returns (the part of an atom candidate the
+    mechanism's support oracle proves impossible under the denominator input, or None). ``selection``
+    (the selection outputs a, b) drops an extra event equal to a chosen one on those outputs. Every event
+    returned enters the confidence split."""
+    chosen: list[Candidate] = []
+    seen: set = set()
+    marks: list[tuple[bool, bytes, bytes]] = []
+
+    def mark(candidate: Candidate):
+        if selection is None:
+            return None
+        return (candidate.forward,) + tuple(np.packbits(candidate.witness.indicator(side)).tobytes() for side in selection)
+
+    def add(candidate: Candidate, extra: bool = False) -> bool:
+        key = (candidate.witness.describe(), candidate.forward)
+        if key in seen:
+            return False
+        signature = mark(candidate) if extra else None
+        if signature is not None and signature in marks:
+            return False
+        seen.add(key)
+        chosen.append(candidate)
+        if selection is not None:
+            marks.append(signature if signature is not None else mark(candidate))
+        return True
+
+    for candidate in candidates:
+        if len(chosen) == count:
+            break
+        add(candidate)
+    if chosen and is_atom_family(chosen[0].witness):
+        top = chosen[0].predicted
+        for wanted in (is_half_line, lambda w: not is_atom_family(w) and not is_half_line(w)):
+            if any(wanted(c.witness) for c in chosen):
+                continue
+            for candidate in candidates:
+                if wanted(candidate.witness):
+                    if candidate.predicted > 0 and (wanted is is_half_line or candidate.predicted >= EXTRA_SHARE * top):
+                        add(candidate, extra=True)
+                    break
+    if provable is not None:
+        extra = 0
+        for candidate in candidates:
+            if extra == EXTRA_PROOFS:
+                break
+            if not isinstance(candidate.witness, PatternSet):
+                continue
+            restricted = provable(candidate)
+            if restricted is not None and add(restricted, extra=True):
+                extra += 1
+    return chosen
+
+
+def restrict_to_impossible(candidate: Candidate, support, data) -> Candidate | None:
+    """The part of an exact-atom candidate that ``support(data, outputs)`` (the mechanism's exact support
+    oracle) says can never occur on ``data`` (the denominator input); None when there is none or no oracle.
+    Such an event, certified to have positive probability under the other input, proves epsilon = inf."""
+    witness = candidate.witness
+    rows = witness.exact_outputs() if isinstance(witness, PatternSet) else None
+    if not callable(support) or rows is None or rows.shape[0] == 0:
+        return None
+    possible = np.asarray(support(data, rows[:, 0] if rows.shape[1] == 1 else rows), dtype=bool).reshape(-1)
+    if possible.shape != (rows.shape[0],) or possible.all():
+        return None
+    return Candidate(PatternSet(witness.atoms, witness.patterns[~possible]), candidate.forward, candidate.predicted)

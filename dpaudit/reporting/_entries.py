@@ -1,0 +1,115 @@
+"""One vocabulary for a gate run's entries in every CI-facing report (JUnit XML, HTML, step summary).
+
+Each entry of a :class:`dpaudit.gate.GateResult` becomes an :class:`Entry` with a status:
+``"passed"``, ``"failed"`` (a privacy, accuracy or budget finding), ``"error"`` (the entry could not be
+completed) or ``"skipped"`` (an accuracy theorem that does not apply), a one-line ``verdict`` and the
+detail lines (numbers, witness, counts) a reviewer needs to judge it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .text import format_number
+
+__all__ = ["Entry", "entries", "KIND_TITLES"]
+
+KIND_TITLES = {"audit": "Audits", "accuracy": "Accuracy theorems", "budget": "Budgets", "score_audit": "Score audits (training runs)"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "audit", "accuracy" or "budget"
+    name: str
+    status: str  # "passed", "failed", "error" or "skipped"
+    verdict: str  # one line: the numbers and the verdict
+    details: tuple[str, ...]  # further lines: witness, counts, regression, warnings, error
+    seconds: float
+    row: dict[str, Any]
+
+
+def _n(value: Any, digits: int = 4) -> str:
+    return format_number(value, digits)
+
+
+def _audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
+    regression = row.get("regression") or {}
+    state = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
+    verdict = (f"{state}: epsilon >= {_n(row['epsilon_lower'])} certified with confidence {row['confidence_level']:.6g} "
+               f"(claimed epsilon {row['epsilon']:g}, delta {row['delta']:g})")
+    details = [f"witness event: {row['event']} [{row.get('direction', '-')}]",
+               f"counts: {row.get('count_p')} (numerator) and {row.get('count_q')} (denominator) of "
+               f"{row.get('certification_samples')} certification samples per input; ceiling {_n(row.get('ceiling'), 3)}"]
+    if row.get("pair") is not None:
+        details.append(f"pair: d = {row['pair'][0]}, d_prime = {row['pair'][1]}")
+    if regression.get("status"):
+        text = f"baseline: {regression['status']}"
+        if "epsilon_lower_now" in regression and "baseline_upper" in regression:
+            text += f" (now >= {_n(regression['epsilon_lower_now'])} vs baseline <= {_n(regression['baseline_upper'])})"
+        details.append(text)
+    if row.get("support_proof"):
+        details.append("the witness outputs can never occur under the other input (exact support): epsilon is infinite")
+    details += [f"warning: {w}" for w in row.get("warnings") or ()]
+    return ("passed" if row["passed"] else "failed"), verdict, details
+
+
+def _accuracy(row: dict[str, Any]) -> tuple[str, str, list[str]]:
+    if not row.get("applicable", True):
+        return "skipped", f"not tested: {row.get('reason', 'not applicable')}", []
+    state = "holds" if row["holds"] else "REJECTED"
+    verdict = (f"{state}: P[error > {_n(row['alpha'])}] = {_n(row['failure_rate'])} vs beta {row['beta']:g} "
+               f"(p-value {_n(row.get('p_value'))})")
+    details = []
+    if "rate_lower" in row:
+        details.append(f"failure rate confidence interval [{_n(row['rate_lower'])}, {_n(row['rate_upper'])}] "
+                       f"over {row.get('samples')} samples")
+    if row.get("quantile") is not None:
+        details.append(f"empirical (1 - beta)-quantile of the error {_n(row['quantile'])}, slack {_n(row.get('slack'))}")
+    return ("passed" if row["passed"] else "failed"), verdict, details
+
+
+def _budget(row: dict[str, Any]) -> tuple[str, str, list[str]]:
+    state = "pass" if row["passed"] else "EXCEEDED"
+    if row.get("max_delta") is not None:
+        verdict = f"{state}: delta <= {_n(row.get('delta_upper'), 5)} ({row.get('method')}) vs max {row['max_delta']:g}"
+    else:
+        verdict = f"{state}: epsilon <= {_n(row.get('epsilon_upper'), 5)} ({row.get('method')}) vs max {row['max_epsilon']:g}"
+    details = []
+    if row.get("delta") is not None and row.get("max_delta") is None:
+        details.append(f"at delta {row['delta']:g}")
+    if row.get("parameters"):
+        details.append("parameters: " + ", ".join(f"{k} = {v}" for k, v in row["parameters"].items()))
+    return ("passed" if row["passed"] else "failed"), verdict, details
+
+
+def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
+    state = "VIOLATED" if row.get("violated") else "pass"
+    verdict = (f"{state}: epsilon >= {_n(row.get('epsilon_lower'))} certified with confidence {row.get('confidence_level', 0):.6g} "
+               f"(claimed epsilon {_n(row.get('epsilon'))}, delta {row.get('delta', 0):g})")
+    details = [f"scores: {row.get('file')} ({row.get('runs')} {'canaries, one run' if row.get('one_run') else 'runs'})"]
+    if row.get("mu_lower") is not None:
+        details.append(f"mu >= {_n(row['mu_lower'])} (Gaussian DP)")
+    if row.get("method"):
+        details.append(f"method: {row['method']}")
+    return ("passed" if row["passed"] else "failed"), verdict, details
+
+
+def entry(kind: str, row: dict[str, Any]) -> Entry:
+    """The report view of one gate row."""
+    if row.get("error"):
+        error = row["error"]
+        verdict = f"ERROR: {error.get('type')}: {error.get('message')}"
+        status, details = "error", [f"could not be completed ({error.get('kind', 'error')}): it certifies nothing"]
+    else:
+        status, verdict, details = {"audit": _audit, "accuracy": _accuracy, "budget": _budget, "score_audit": _score_audit}[kind](row)
+    return Entry(kind, str(row["name"]), status, verdict, tuple(details), float(row.get("seconds") or 0.0), row)
+
+
+def entries(result: Any) -> Iterator[Entry]:
+    """Every entry of a gate result: audits, accuracy checks, budgets, then score audits."""
+    for kind, rows in (("audit", result.audits), ("accuracy", result.accuracy), ("budget", result.budgets),
+                       ("score_audit", getattr(result, "score_audits", None) or [])):
+        for row in rows:
+            yield entry(kind, row)
