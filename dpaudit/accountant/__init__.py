@@ -3,50 +3,57 @@
 Every number returned here is an upper bound on the true epsilon (or delta), rounded up.
 """
 
-from ..guarantee import Guarantee
-from ..symbolic import symbolic
-from .closed_form import SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT, advanced, amplify, basic
-from .gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from .optimal import optimal, optimal_delta
-from .per_step import PER_STEP_THEOREMS, per_step_epsilon
-from .pld import PLDAccountant
-from .rdp import RDPAccountant
-from .zcdp import ZCDPAccountant, zcdp_delta, zcdp_epsilon
-from .opacus_style import OpacusAccountant
-from .calibration import dpsgd_epsilon, dpsgd_event, dpsgd_noise_multiplier
-from .best import EpsilonUpper, epsilon_upper
-from .calibrate import CalibrationResult, calibrate
-from .curves import gdp_delta, gdp_epsilon, gdp_tradeoff
+from __future__ import annotations
 
-__all__ = [
-    "Guarantee",
-    "basic",
-    "advanced",
-    "optimal",
-    "optimal_delta",
-    "amplify",
-    "per_step_epsilon",
-    "PER_STEP_THEOREMS",
-    "symbolic",
-    "gaussian_delta",
-    "gaussian_epsilon",
-    "analytic_gaussian_sigma",
-    "classic_gaussian_sigma",
-    "SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT",
-    "PLDAccountant",
-    "RDPAccountant",
-    "ZCDPAccountant",
-    "zcdp_epsilon",
-    "zcdp_delta",
-    "OpacusAccountant",
-    "dpsgd_event",
-    "dpsgd_epsilon",
-    "dpsgd_noise_multiplier",
-    "EpsilonUpper",
-    "epsilon_upper",
-    "CalibrationResult",
-    "calibrate",
-    "gdp_delta",
-    "gdp_epsilon",
-    "gdp_tradeoff",
-]
+import importlib
+from typing import Any
+
+# Functions named like their own submodule are imported eagerly (both are light: numpy only); lazily, an
+# import of the submodule elsewhere would bind the package attribute to the module instead of the function.
+from .calibrate import CalibrationResult, calibrate
+from .optimal import optimal, optimal_delta
+
+# Public names and the modules that define them, imported on first use: `dpaudit budget basic` loads the
+# closed forms only, not sympy or scipy.optimize. Add new public names here (not as eager imports).
+_LAZY = {
+    "Guarantee": "dpaudit.guarantee",
+    "symbolic": "dpaudit.symbolic",
+    "SECRECY_OF_SAMPLE_ONE_SIDED_LIMIT": "dpaudit.accountant.closed_form",
+    "advanced": "dpaudit.accountant.closed_form",
+    "amplify": "dpaudit.accountant.closed_form",
+    "basic": "dpaudit.accountant.closed_form",
+    "analytic_gaussian_sigma": "dpaudit.accountant.gaussian",
+    "classic_gaussian_sigma": "dpaudit.accountant.gaussian",
+    "gaussian_delta": "dpaudit.accountant.gaussian",
+    "gaussian_epsilon": "dpaudit.accountant.gaussian",
+    "PER_STEP_THEOREMS": "dpaudit.accountant.per_step",
+    "per_step_epsilon": "dpaudit.accountant.per_step",
+    "PLDAccountant": "dpaudit.accountant.pld",
+    "RDPAccountant": "dpaudit.accountant.rdp",
+    "ZCDPAccountant": "dpaudit.accountant.zcdp",
+    "zcdp_delta": "dpaudit.accountant.zcdp",
+    "zcdp_epsilon": "dpaudit.accountant.zcdp",
+    "OpacusAccountant": "dpaudit.accountant.opacus_style",
+    "dpsgd_epsilon": "dpaudit.accountant.calibration",
+    "dpsgd_event": "dpaudit.accountant.calibration",
+    "dpsgd_noise_multiplier": "dpaudit.accountant.calibration",
+    "EpsilonUpper": "dpaudit.accountant.best",
+    "epsilon_upper": "dpaudit.accountant.best",
+    "gdp_delta": "dpaudit.accountant.curves",
+    "gdp_epsilon": "dpaudit.accountant.curves",
+    "gdp_tradeoff": "dpaudit.accountant.curves",
+}
+
+__all__ = [*_LAZY, "optimal", "optimal_delta", "calibrate", "CalibrationResult"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dpaudit.accountant' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

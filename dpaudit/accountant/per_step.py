@@ -12,8 +12,6 @@ import struct
 from collections.abc import Callable
 from fractions import Fraction
 
-from scipy.optimize import brentq
-
 from .._validation import check_choice, check_delta, check_epsilon, check_positive_int, check_sampling_probability
 from ..errors import InvalidArgument
 from .closed_form import _advanced_epsilon, amplify, fraction_down
@@ -39,6 +37,8 @@ def _largest_feasible(compose: Callable[[float], float], target: float, hi: floa
         return hi
     if compose(0.0) >= target:
         return _largest_feasible_bisection(compose, target, hi)
+    from scipy.optimize import brentq  # lazily: `dpaudit budget` starts without scipy.optimize
+
     x = brentq(lambda v: compose(v) - target, 0.0, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500)
     while x > 0.0 and compose(x) > target:
         x = math.nextafter(x, 0.0)

@@ -16,22 +16,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from ..accountant import (
-    PER_STEP_THEOREMS,
-    PLDAccountant,
-    RDPAccountant,
-    advanced,
-    amplify,
-    basic,
-    dpsgd_event,
-    dpsgd_noise_multiplier,
-    gaussian_epsilon,
-    optimal,
-    per_step_epsilon,
-    symbolic,
-)
-from ..accountant.closed_form import fraction_down
-from ..accountant.compare import compare_compositions
+from ..accountant.per_step import PER_STEP_THEOREMS
 from ..errors import InvalidArgument
 from ..reporting import format_number, format_table, to_json
 
@@ -41,6 +26,7 @@ UPPER_NOTE = "epsilon values are upper bounds (rounded up)"
 
 
 def _symbolic_payload(theorems: list[str]) -> dict[str, dict[str, str]]:
+    from ..accountant import symbolic
     import sympy as sp  # only for --symbolic: keeps `dpaudit budget` quick to start
 
     payload = {}
@@ -103,6 +89,7 @@ def _compare_deltas(args: argparse.Namespace) -> tuple[float, float]:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from ..accountant.compare import compare_compositions
     total_delta, step_delta = _compare_deltas(args)
     rows = compare_compositions(
         args.epsilon, args.k, total_delta, step_delta=step_delta, sampling_probability=args.sampling_probability
@@ -128,6 +115,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _basic(args: argparse.Namespace) -> int:
+    from ..accountant import basic
     if len(args.epsilon) == 1:  # k identical steps, composed in O(1) (never a list of k values)
         k = 1 if args.k is None else args.k
         guarantee = basic(args.epsilon[0], args.delta, k=k)
@@ -143,6 +131,7 @@ def _basic(args: argparse.Namespace) -> int:
 
 def _advanced_slack(args: argparse.Namespace) -> float:
     """The slack delta': --delta-slack, or --target-delta minus k * --delta (rounded down)."""
+    from ..accountant.closed_form import fraction_down
     if args.target_delta is None:
         if args.delta_slack is None:
             raise InvalidArgument("delta_slack", "budget advanced needs --delta-slack or --target-delta (the total delta)")
@@ -161,6 +150,7 @@ def _advanced_slack(args: argparse.Namespace) -> float:
 
 
 def _advanced(args: argparse.Namespace) -> int:
+    from ..accountant import advanced
     slack = _advanced_slack(args)
     guarantee = advanced(args.epsilon, args.k, slack, args.delta)
     inputs = {**vars_subset(args, "epsilon", "k", "target_delta", "delta"), "delta_slack": slack}
@@ -169,6 +159,7 @@ def _advanced(args: argparse.Namespace) -> int:
 
 
 def _optimal(args: argparse.Namespace) -> int:
+    from ..accountant import optimal
     guarantee = optimal(args.epsilon, args.k, args.target_delta, args.delta)
     payload = {"command": "optimal", "bound": "upper", "inputs": vars_subset(args, "epsilon", "k", "target_delta", "delta"), "result": guarantee.to_dict()}
     text = _guarantee_text(f"exact optimal composition (Kairouz-Oh-Viswanath) of {args.k} steps", guarantee)
@@ -176,6 +167,7 @@ def _optimal(args: argparse.Namespace) -> int:
 
 
 def _amplify(args: argparse.Namespace) -> int:
+    from ..accountant import amplify
     guarantee = amplify(args.epsilon, args.delta, args.sampling_probability, scheme=args.scheme, theorem=args.theorem)
     payload = {"command": "amplify", "bound": "upper",
                "inputs": vars_subset(args, "epsilon", "delta", "sampling_probability", "scheme", "theorem"), "result": guarantee.to_dict()}
@@ -184,6 +176,7 @@ def _amplify(args: argparse.Namespace) -> int:
 
 
 def _per_step(args: argparse.Namespace) -> int:
+    from ..accountant import per_step_epsilon
     theorems = list(PER_STEP_THEOREMS) if args.theorem == "all" else [args.theorem]
     results = []
     for theorem in theorems:
@@ -214,6 +207,7 @@ def _dpsgd_closed_forms(sigma: float, q: float, steps: int, delta: float, neighb
     """Per step: the analytic Gaussian's exact (eps0, delta0) (Balle & Wang 2018), Poisson-amplified to
     (ln(1 + q(e^eps0 - 1)), q delta0) (Balle et al. 2018); then basic, advanced (slack delta/2) and exact
     optimal (KOV) composition over the steps. delta0 is chosen so the total is the target delta."""
+    from ..accountant import advanced, amplify, basic, gaussian_epsilon, optimal
     name = "closed form: analytic Gaussian -> Poisson amplification -> {} composition"
     if neighbouring != "add_remove" and q < 1.0:
         note = "no closed-form amplification bound for Poisson sampling under replace-one"
@@ -250,6 +244,7 @@ def _pld_skipped_note(steps: int) -> str:
 
 
 def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: str) -> list[dict[str, Any]]:
+    from ..accountant import PLDAccountant, RDPAccountant, dpsgd_event
     event = dpsgd_event(sigma, q, steps)
     if steps > DPSGD_PLD_MAX_STEPS:
         rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
@@ -296,6 +291,7 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
 
 
 def _dpsgd(args: argparse.Namespace) -> int:
+    from ..accountant import dpsgd_noise_multiplier
     if args.delta is not None:
         if args.target_delta is not None:
             raise InvalidArgument("delta", "give the total delta once: --target-delta (or the deprecated --delta), not both")
