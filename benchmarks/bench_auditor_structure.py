@@ -70,17 +70,35 @@ class DiscreteLaplace:
 
 
 class WideRandomizedResponse:
-    """k-ary randomized response over ``values`` outcomes (epsilon-DP): many distinct atoms."""
+    """k-ary randomized response over ``values`` outcomes (epsilon-DP): the true value with probability
+    e^eps / (e^eps + k - 1), else one of the k - 1 others uniformly; many distinct atoms."""
 
     def __init__(self, epsilon: float, values: int) -> None:
         self.epsilon, self.values = epsilon, values
 
     def __call__(self, data, size, rng):
         keep = math.exp(self.epsilon) / (math.exp(self.epsilon) + self.values - 1)
-        out = rng.integers(0, self.values, size)
-        truth = rng.random(size) < keep
-        out[truth] = int(data[0])
+        truth = int(data[0])
+        out = rng.integers(0, self.values - 1, size)
+        out += out >= truth  # a uniform value other than the truth
+        out[rng.random(size) < keep] = truth
         return out
+
+
+class ClippedLaplace:
+    """x + Lap(1/eps) clipped to [x - width, x + width] (an error bound around the *true* answer): the
+    clip points are atoms that the other input can never produce, true epsilon inf. ``support`` is the
+    exact support oracle (atoms x +- width, and the open interval between them)."""
+
+    def __init__(self, epsilon: float, width: float = 3.0) -> None:
+        self.epsilon, self.width = epsilon, width
+
+    def __call__(self, data, size, rng):
+        return np.clip(data[0] + rng.laplace(0.0, 1.0 / self.epsilon, size), data[0] - self.width, data[0] + self.width)
+
+    def support(self, data, outputs):
+        y = np.asarray(outputs, dtype=np.float64)
+        return (y >= data[0] - self.width) & (y <= data[0] + self.width)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -176,6 +194,12 @@ def structure_section(seeds: int) -> tuple[list[str], list[dict]]:
          NAN_ORACLE, "d_prime -> d", {"goal": at_least(5)}),
         ("rare NaN branch p=1e-4 (no oracle)", WithoutSupport(buggy.LaplaceRareNaNBranch(1.0, nan_probability=1e-4)), [0.0],
          [1.0], 1.0, math.inf, NAN_ORACLE, "d_prime -> d", {"goal": caught_all}),
+        ("clipped Laplace around the truth (support oracle)", ClippedLaplace(1.0), [0.0], [1.0], 1.0, math.inf,
+         PatternSet(ColumnAtoms((np.array([3.0]),), (False,)), np.array([[0]], dtype=np.int32)), "d -> d_prime",
+         {"goal": at_least(5)}),
+        ("clipped Laplace around the truth (no oracle)", WithoutSupport(ClippedLaplace(1.0)), [0.0], [1.0], 1.0, math.inf,
+         PatternSet(ColumnAtoms((np.array([3.0]),), (False,)), np.array([[0]], dtype=np.int32)), "d -> d_prime",
+         {"goal": at_least(5)}),
         ("dtype leak (int64 vs float64)", buggy.LaplaceDtypeLeak(1.0), [0.0], [1.0], 1.0, math.inf, INT64_ORACLE, "d_prime -> d",
          {"goal": at_least(5)}),
         ("replace-one histogram, 5 bins", buggy.HistogramReplaceOne(1.0, 5), [5.0] * 5, [6.0, 4.0, 5.0, 5.0, 5.0], 1.0, 2.0,
@@ -197,7 +221,7 @@ def structure_section(seeds: int) -> tuple[list[str], list[dict]]:
     z = float(norm.isf(0.05 / 2))
     t, expected = gaussian_oracle_threshold(gaussian.sigma, 1e-5, 10**7, z)
     line, row = rows(f"analytic Gaussian eps=1, delta=1e-5 (sigma {gaussian.sigma:.3f})", gaussian, [0.0], [1.0], 1.0, 1.0,
-                     max(1, seeds // 2), ScoreRegion(Column(0, 1), t, math.inf), "d_prime -> d", delta=1e-5, samples=10**7,
+                     seeds, ScoreRegion(Column(0, 1), t, math.inf), "d_prime -> d", delta=1e-5, samples=10**7,
                      goal=at_least(0.85))
     lines.append(line)
     data.append(row)
@@ -249,13 +273,15 @@ def false_alarm_section(repetitions: int, samples: int) -> tuple[list[str], dict
 @contextmanager
 def previous_search():
     """The search before issue 18: magnitude_search, the best event only."""
-    search, select = audit_module.search_witnesses, audit_module.select_for_certification
+    search, select, tails = audit_module.search_witnesses, audit_module.select_for_certification, audit_module.TAIL_SEARCH
     audit_module.search_witnesses = magnitude_search
     audit_module.select_for_certification = lambda candidates, count, provable=None, selection=None: audit_module._select(candidates, count)
+    audit_module.TAIL_SEARCH = False
     try:
         yield
     finally:
         audit_module.search_witnesses, audit_module.select_for_certification = search, select
+        audit_module.TAIL_SEARCH = tails
 
 
 def catalog_pass() -> float:

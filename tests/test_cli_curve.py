@@ -48,3 +48,45 @@ def test_usage_errors_exit_2(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.strip()
+
+
+# ------------------------------------------------------------------------------------ --scheduler
+def _numbers(payload: dict) -> dict:
+    payload = dict(payload)
+    payload.pop("seconds")
+    return payload
+
+
+def test_scheduler_runs_the_curve_audit_on_a_cluster_with_the_same_numbers(capsys):
+    distributed = pytest.importorskip("distributed")
+    argv = ["audit", "auditor.curve_mechanisms:half_sigma", "--d", "[0]", "--d-prime", "[1]", "--samples", "60000",
+            "--curve", "--json", "--seed", "4"]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  silence_logs=50) as cluster:
+        remote_code = main([*argv, "--scheduler", cluster.scheduler_address])
+        remote = json.loads(capsys.readouterr().out)
+    local_code = main([*argv, "--workers", "1"])
+    local = json.loads(capsys.readouterr().out)
+    assert remote_code == local_code == 1 and _numbers(remote) == _numbers(local)
+
+
+def test_unreachable_scheduler_exits_3_in_one_line(capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    import dpaudit.auditor.dask_backend as backend
+
+    monkeypatch.setattr(backend, "CONNECT_TIMEOUT", 2.0)
+    code = main(["audit", "auditor.curve_mechanisms:gaussian", *PAIR, "--curve", "--scheduler", "tcp://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 3 and "cannot reach the Dask scheduler" in err and err.count("\n") == 1
+
+
+def test_scheduler_false_stays_local_whatever_the_environment(monkeypatch):
+    from dpaudit.auditor.curve import audit_curve
+    from auditor.curve_mechanisms import gaussian
+
+    monkeypatch.setenv("DPAUDIT_SCHEDULER", "tcp://127.0.0.1:9")  # would fail if it were used
+    local = audit_curve(gaussian, [0.0], [1.0], samples=20_000, seed=1, workers=1, scheduler=False)
+    monkeypatch.delenv("DPAUDIT_SCHEDULER")
+    assert local.points == audit_curve(gaussian, [0.0], [1.0], samples=20_000, seed=1, workers=1).points
+    with pytest.raises(ValueError, match="scheduler"):
+        audit_curve(gaussian, [0.0], [1.0], samples=20_000, workers=1, scheduler=42)

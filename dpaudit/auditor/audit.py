@@ -37,8 +37,10 @@ from .sampling import (
     probe_randomness,
 )
 from .search import Candidate, search_witnesses
-from .outcomes import probe_dtypes
+from .outcomes import probe_outcomes, shape_outcome
 from .search_structure import restrict_to_impossible, select_for_certification
+from .search_products import BOOSTING_MISSING, boosting_available
+from .search_tails import TAIL_KEEP, TailTask, merge, stream_size, summarise, tail_candidates
 from .witness import PatternSet, Witness, witness_from_dict
 
 __all__ = ["audit", "selection_size"]
@@ -63,10 +65,11 @@ class _DrawTask:
     seed: int
     side: int
     dtypes: tuple[str, ...] = ()  # probed output dtypes (outcomes.py): checked, or carried as a column
+    widths: tuple[int, ...] = ()  # probed output widths (outcomes.py): several are carried as a column
 
     def __call__(self, block: int) -> np.ndarray:
-        return draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_SELECT, block,
-                          self.dtypes)
+        return shape_outcome(draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_SELECT,
+                                        block, self.dtypes), self.widths, block_label(self.side, PHASE_SELECT, block, self.seed))
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,12 @@ class _CountTask:
     witnesses: tuple[Witness, ...]
     width: int | None
     dtypes: tuple[str, ...] = ()
+    widths: tuple[int, ...] = ()
 
     def __call__(self, block: int) -> np.ndarray:
-        outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY, block,
-                             self.dtypes)
         where = block_label(self.side, PHASE_CERTIFY, block, self.seed)
+        outputs = shape_outcome(draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY,
+                                           block, self.dtypes), self.widths, where)
         if self.width is not None and outputs.shape[1] != self.width:
             raise MechanismError(f"{where}: the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
         try:
@@ -184,11 +188,13 @@ class _Sampler:
     d_prime: Any
     seed: int
     dtypes: tuple[str, ...] = ()
+    widths: tuple[int, ...] = ()
 
     def selection(self, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         blocks = range(len(sizes))
-        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes), blocks))
-        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes), blocks))
+        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks))
+        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
+                                                     self.widths), blocks))
         if a.shape[1] != b.shape[1]:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
@@ -196,10 +202,21 @@ class _Sampler:
     def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None) -> tuple[np.ndarray, np.ndarray]:
         """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples."""
         blocks = range(len(sizes))
-        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes), blocks)
+        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes,
+                                              self.widths), blocks)
         under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width,
-                                               self.dtypes), blocks)
+                                               self.dtypes, self.widths), blocks)
         return np.array(under_d).reshape(len(sizes), -1), np.array(under_dp).reshape(len(sizes), -1)
+
+    def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
+        """Tail summaries (search_tails.summarise) of the streamed selection blocks, per input."""
+        blocks = range(len(sizes))
+        return (self.backend.map(TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks),
+                self.backend.map(TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
+                                         self.widths), blocks))
+
+
+TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (search_tails.py)
 
 
 def audit(
@@ -272,11 +289,13 @@ def audit(
     if probe.unseeded:
         workers, scheduler = 1, False  # independent samples need one stream of the unseeded source
     n_select = 0 if witness is not None else selection_size(samples, selection_fraction)
-    n_certify = samples - n_select
+    n_stream = stream_size(samples, selection_fraction, n_select, delta) if witness is None and TAIL_SEARCH else 0
+    n_certify = samples - n_select - n_stream
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
-    bar = Progress(2 * (len(select_sizes) + len(certify_sizes)), enabled=progress)
+    stream_sizes = tuple(block_sizes(n_stream))
+    bar = Progress(2 * (len(select_sizes) + len(certify_sizes) + len(stream_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
-    draw = _Sampler(backend, mechanism, d, d_prime, seed, probe_dtypes(mechanism, d, d_prime, seed))
+    draw = _Sampler(backend, mechanism, d, d_prime, seed, *probe_outcomes(mechanism, d, d_prime, seed))
 
     with backend:
         if witness is not None:
@@ -290,19 +309,28 @@ def audit(
             degenerate = degenerate_warning(a, b)
             if degenerate:
                 warnings.append(degenerate)
+            if width > 1 and not boosting_available():  # optional extra 'learn': say what was not searched
+                warnings.append(BOOSTING_MISSING)
             z = float(norm.isf(side_alpha(confidence_level, certified_events)))
             search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
             candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng)
+            if stream_sizes:  # (epsilon, delta): half-lines in the tails of the whole selection budget
+                tails_a, tails_b = draw.tails(stream_sizes)
+                keep = max(TAIL_KEEP, a.shape[0] // 16)  # the batch's tails as deep as a streamed block's
+                candidates = sorted(candidates + tail_candidates(merge([summarise(a, keep)] + tails_a), merge([summarise(b, keep)] + tails_b),
+                                                                 width, n_certify=n_certify, z_certify=z, delta=delta),
+                                    key=lambda c: -c.predicted)
             chosen = select_for_certification(candidates, certified_events,
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
         ceiling = certification_ceiling(n_certify, delta, alpha)
-        method = (f"selection {n_select} + certification {n_certify} per input; "
+        method = (f"selection {n_select}" + (f" (+ {n_stream} streamed for tail half-lines)" if n_stream else "")
+                  + f" + certification {n_certify} per input; "
                   f"Clopper-Pearson, Bonferroni over {max(1, len(chosen))} certified event-direction(s)")
         if not chosen:
             return AuditResult(0.0, epsilon, delta, False, "none (the outputs did not separate the inputs)", "-", 0, 0,
-                               samples, n_select, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
+                               samples, n_select + n_stream, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
                                False, method, time.perf_counter() - started, warnings=tuple(warnings))
         per_block_d, per_block_dp = draw.certification(certify_sizes, tuple(c.witness for c in chosen), width)
 
@@ -341,7 +369,7 @@ def audit(
         count_p=count_p,
         count_q=count_q,
         samples=samples,
-        selection_samples=n_select,
+        selection_samples=n_select + n_stream,
         certification_samples=n_certify,
         p_lower=p_low,
         q_upper=q_high,

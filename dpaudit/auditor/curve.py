@@ -43,7 +43,7 @@ from ..guarantee import Guarantee
 from ..reporting import json_ready
 from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, MIN_SAMPLES, _check_mechanism, _Sampler, degenerate_warning, selection_size
-from .outcomes import probe_dtypes
+from .outcomes import probe_outcomes, shape_outcome
 from .sampling import (
     PHASE_CERTIFY,
     SIDE_D,
@@ -158,6 +158,9 @@ def resolve_claim(claim: Any, mechanism: Any, delta: float | None = None) -> Cla
         if claim is None:
             raise InvalidArgument("claim", "claim=None needs a mechanism with a privacy event (.event); this one has "
                                            "none: pass claim= an event, a Guarantee, a GDP mu or a trade-off function")
+        if not isinstance(claim, PrivacyEvent):
+            raise InvalidArgumentType("claim", f"claim=None uses the mechanism's .event, but {claim!r} is a "
+                                               f"{type(claim).__name__}, not a privacy event: pass claim= explicitly")
     if isinstance(claim, PrivacyEvent):
         neighbouring = getattr(mechanism, "neighbouring", "add_remove")
         if neighbouring not in ("add_remove", "replace_one"):
@@ -417,11 +420,12 @@ class _CurveCountTask:
     witnesses: tuple[Witness, ...]
     width: int | None
     dtypes: tuple[str, ...] = ()  # probed output dtypes (outcomes.py), as audit() draws them
+    widths: tuple[int, ...] = ()  # probed output widths (outcomes.py): several are carried as a column
 
     def __call__(self, block: int) -> np.ndarray:
-        outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY, block,
-                             self.dtypes)
         where = block_label(self.side, PHASE_CERTIFY, block, self.seed)
+        outputs = shape_outcome(draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY,
+                                           block, self.dtypes), self.widths, where)
         if self.width is not None and outputs.shape[1] != self.width:
             raise MechanismError(f"{where}: the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
         scores: dict[int, np.ndarray] = {}
@@ -537,13 +541,13 @@ def audit_curve(
     warnings = list(probe.warnings)
     if probe.unseeded:
         workers, scheduler = 1, False  # independent samples need one stream of the unseeded source
-    dtypes = probe_dtypes(mechanism, d, d_prime, seed)
+    dtypes, widths = probe_outcomes(mechanism, d, d_prime, seed)
     n_select = 0 if given is not None else selection_size(samples, selection_fraction)
     n_certify = samples - n_select
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes)), label="curve audit", enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
-    draw = _Sampler(backend, mechanism, d, d_prime, seed, dtypes)
+    draw = _Sampler(backend, mechanism, d, d_prime, seed, dtypes=dtypes, widths=widths)
     with backend:
         if given is not None:
             choices = [_Choice(w, forward, "witness") for w, forward in given]
@@ -566,10 +570,10 @@ def audit_curve(
                 unique.append(choice.witness)
         if choices:
             blocks = range(len(certify_sizes))
-            under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes),
-                                  blocks)
+            under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes,
+                                                  widths), blocks)
             under_dp = backend.map(_CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique), width,
-                                                   dtypes), blocks)
+                                                   dtypes, widths), blocks)
             counts_d = np.sum(np.array(under_d).reshape(len(certify_sizes), -1), axis=0)
             counts_dp = np.sum(np.array(under_dp).reshape(len(certify_sizes), -1), axis=0)
 

@@ -7,6 +7,9 @@ so the dtype is searched and certified like any other atom. When they agree, eve
 return the same dtype: a change is refused (MechanismError naming the block, the input and the types)
 rather than coerced silently.
 
+The output's shape is treated the same way: when the number of values per output differs between the
+inputs, rows are padded with NaN and carry their width in one more column (:func:`shape_outcome`).
+
 Object arrays are audited when a canonical encoding exists (every element a real number of one Python
 type: converted to that numpy dtype) and refused otherwise, naming the types found.
 """
@@ -20,7 +23,7 @@ import numpy as np
 
 from ..errors import MechanismError
 
-__all__ = ["dtype_code", "dtype_name", "object_outputs", "check_dtype", "append_dtype_column", "probe_dtypes"]
+__all__ = ["dtype_code", "dtype_name", "object_outputs", "check_dtype", "append_dtype_column", "probe_dtypes", "probe_outcomes", "shape_outcome"]
 
 _KIND_CODES = {"b": 1, "u": 2, "i": 3, "f": 4}
 
@@ -73,8 +76,33 @@ def append_dtype_column(out: np.ndarray, dtype: Any) -> np.ndarray:
 def probe_dtypes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[str, ...]:
     """The dtypes of small probe batches on d and on d_prime (their own streams: audits are unchanged),
     sorted and distinct: one name when they agree, several when the dtype depends on the input."""
+    return probe_outcomes(mechanism, d, d_prime, seed, size)[0]
+
+
+def probe_outcomes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The dtypes (as :func:`probe_dtypes`) and the output widths (values per output) of small probe batches
+    on d and on d_prime, each sorted and distinct."""
     from .sampling import PHASE_PROBE, SIDE_D, SIDE_D_PRIME, draw_raw_block
 
-    found = {str(draw_raw_block(mechanism, data, size, seed, side, PHASE_PROBE, 4).dtype)
-             for data, side in ((d, SIDE_D), (d_prime, SIDE_D_PRIME))}
-    return tuple(sorted(found))
+    raws = [draw_raw_block(mechanism, data, size, seed, side, PHASE_PROBE, 4) for data, side in ((d, SIDE_D), (d_prime, SIDE_D_PRIME))]
+    return tuple(sorted({str(raw.dtype) for raw in raws})), tuple(sorted({_width(raw) for raw in raws}))
+
+
+def _width(raw: np.ndarray) -> int:
+    return 1 if raw.ndim == 1 else int(raw.shape[1])
+
+
+def shape_outcome(out: np.ndarray, widths: tuple[int, ...], where: str) -> np.ndarray:
+    """Canonical rows carrying the output's shape when it depends on the input (``widths``: the widths
+    probed on d and d_prime, several when they differ): padded with NaN to the widest and followed by one
+    column holding the batch's width, so the shape is searched and certified like any atom. A width not
+    probed is refused (MechanismError naming ``where``)."""
+    if len(widths) <= 1:
+        return out
+    if out.shape[1] not in widths:
+        raise MechanismError(f"{where}: the mechanism returned {out.shape[1]} values per output; the probe blocks returned "
+                             f"{' or '.join(map(str, widths))} (on d and d_prime)")
+    padded = np.full((out.shape[0], max(widths) + 1), np.nan)
+    padded[:, : out.shape[1]] = out
+    padded[:, -1] = out.shape[1]
+    return padded

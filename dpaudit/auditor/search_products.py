@@ -20,7 +20,8 @@ import numpy as np
 from .search import Candidate, predicted_bound
 from .witness import Column, Intersection, ScoreRegion, SignVote, TreeEnsemble
 
-__all__ = ["product_candidates", "boosted_candidates", "sign_vote_candidates", "fit_tree_ensemble", "MAX_PRODUCT_COLUMNS",
+__all__ = ["product_candidates", "boosted_candidates", "sign_vote_candidates", "fit_tree_ensemble", "boosting_available",
+           "BOOSTING_MISSING", "MAX_PRODUCT_COLUMNS",
            "PRODUCT_STEPS"]
 
 MAX_PRODUCT_COLUMNS = 32
@@ -102,6 +103,23 @@ def product_candidates(build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndar
             event = events[k] if len(events[k].parts) > 1 else events[k].parts[0]
             candidates.append(Candidate(event, forward, float(scores[k])))
     return candidates
+
+
+BOOSTING_MISSING = ("scikit-learn is not installed: the gradient-boosting score was not searched for these vector "
+                    "outputs (products of half-lines, sign votes and the logistic score were); pip install 'dpaudit[learn]'")
+
+
+def boosting_available() -> bool:
+    """Whether scikit-learn's HistGradientBoostingClassifier can be imported (without importing it twice)."""
+    import importlib.util
+    import sys
+
+    if "sklearn.ensemble" in sys.modules:
+        return sys.modules["sklearn.ensemble"] is not None
+    try:
+        return importlib.util.find_spec("sklearn") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def fit_tree_ensemble(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> TreeEnsemble | None:

@@ -248,8 +248,24 @@ def _feature_candidates(feature: Derived, build, held, rank: _Ranker) -> list[Ca
     if not (atoms.values[0].size + int(atoms.has_nan[0])):
         return []
     held_features = (feature.score(held[0])[:, None], feature.score(held[1])[:, None])
-    return _atom_family(atoms, (fa, fb), held_features, rank, lambda patterns: DerivedPatternSet(feature, atoms, patterns),
-                        zero_min)
+    found = _atom_family(atoms, (fa, fb), held_features, rank, lambda patterns: DerivedPatternSet(feature, atoms, patterns),
+                         zero_min)
+    if feature.kind in ("exponent", "mantissa"):
+        found = [c for c in found if _one_sided(c, build, held)]
+    return found
+
+
+def _one_sided(candidate: Candidate, build, held) -> bool:
+    """Whether the event never occurred under its denominator input in the selection rows searched.
+
+    Exponent and low-mantissa events are kept only as *support* leaks (outputs one input does not
+    produce, as from noise snapped to a grid off the value). Their frequencies differ between the inputs,
+    by a finite ratio, for every textbook floating-point mechanism: adding a value to float noise rounds
+    away low-order bits the noise alone keeps (Mironov 2012), so the catalog's own Laplace at epsilon 0.5
+    would be flagged at ~0.65 through them. That rounding leak is real but is a property of float
+    arithmetic, not of the mechanism's calibration, and is left out of the ranking on purpose."""
+    rows = (build[1], held[1]) if candidate.forward else (build[0], held[0])
+    return not any(candidate.witness.indicator(x).any() for x in rows)
 
 
 # ------------------------------------------------------------------------------------------ regions

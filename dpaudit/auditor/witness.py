@@ -174,7 +174,9 @@ class Linear(Projection):
         return np.hstack(parts)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
-        return ((self.features(self.atoms, outputs) - self.mean) / self.scale) @ self.weights
+        # ((features - mean) / scale) @ weights, folded into one matrix product (no n x k temporaries)
+        folded = self.weights / self.scale
+        return self.features(self.atoms, outputs) @ folded - float(self.mean @ folded)
 
     def describe(self) -> str:
         return f"{self.label}(y)"

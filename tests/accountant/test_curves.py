@@ -83,11 +83,12 @@ def test_gdp_epsilon_matches_gaussian_epsilon_and_is_vectorised():
     assert gdp_epsilon(0.01, 0.5) == 0.0  # delta(0) below the target
 
 
-@pytest.mark.parametrize("call", [lambda: gdp_delta(-1.0, 1.0), lambda: gdp_delta(float("nan"), 1.0),
-                                  lambda: gdp_delta(1.0, -0.5), lambda: gdp_epsilon(1.0, 1.5),
-                                  lambda: gdp_epsilon(float("nan"), 1e-5), lambda: gdp_delta("a", 1.0)])
-def test_gdp_bad_arguments(call):
-    with pytest.raises((ValueError, TypeError)):
+@pytest.mark.parametrize("call,name", [(lambda: gdp_delta(-1.0, 1.0), "mu"), (lambda: gdp_delta(float("nan"), 1.0), "mu"),
+                                       (lambda: gdp_delta(1.0, -0.5), "epsilon"), (lambda: gdp_epsilon(1.0, 1.5), "delta"),
+                                       (lambda: gdp_epsilon(float("nan"), 1e-5), "mu"), (lambda: gdp_delta("a", 1.0), "mu"),
+                                       (lambda: gdp_epsilon(1.0, float("nan")), "delta")])
+def test_gdp_bad_arguments(call, name):
+    with pytest.raises((ValueError, TypeError), match=name):
         call()
 
 

@@ -197,6 +197,26 @@ def test_a_mechanism_without_event_needs_a_claim():
         audit_curve(m.laplace_unit, [0.0], [1.0], samples=1_000, workers=1)
 
 
+def test_a_mechanism_whose_event_is_not_an_event_is_refused_naming_claim():
+    def mechanism(data, size, rng):
+        return data[0] + rng.laplace(0.0, 1.0, size)
+
+    mechanism.event = "Laplace(1.0)"  # a string, not a parsed event
+    with pytest.raises(TypeError, match=r"claim=None uses the mechanism's \.event"):
+        audit_curve(mechanism, [0.0], [1.0], samples=1_000, workers=1)
+
+
+def test_callable_claims_that_fail_or_are_valid_edge_cases():
+    def broken(alpha):
+        raise RuntimeError("no curve here")
+
+    with pytest.raises(ValueError, match="claim.*could not be evaluated"):
+        audit_curve(m.laplace_unit, [0.0], [1.0], claim=broken, samples=1_000, workers=1)
+    # a scalar-only function is evaluated pointwise; the trivial curve 1 - alpha (perfect privacy) is valid
+    result = audit_curve(m.laplace_unit, [0.0], [1.0], claim=lambda a: 1.0 - float(a), samples=20_000, workers=1)
+    assert result.claim_kind == "callable" and result.violated  # Laplace(1) is far from perfectly private
+
+
 @pytest.mark.parametrize("kwargs,match", [
     (dict(samples=10), "samples"), (dict(confidence_level=1.0), "confidence_level"), (dict(seed=-1), "seed"),
     (dict(deltas=[2.0]), "deltas"), (dict(delta=float("nan")), "delta"), (dict(direction="sideways"), "direction"),
@@ -219,3 +239,12 @@ def test_direction_restricts_the_tests():
     result = audit_curve(gaussian_with(SIGMA), [0.0], [1.0], samples=20_000, workers=1, direction="d_prime -> d")
     assert {p.direction for p in result.points} == {"d_prime -> d"}
     assert sum(p.error_share for p in result.points) == pytest.approx(0.05)
+
+
+def test_an_output_width_that_depends_on_the_input_is_an_outcome():
+    # as in audit(): rows are padded and carry their width, so the shape itself separates the inputs
+    result = audit_curve(m.width_depends_on_data, [0.0], [1.0, 2.0], claim=1.0, samples=2_000, workers=1)
+    assert result.violated and result.mu_lower > 5
+    again = audit_curve(m.width_depends_on_data, [0.0], [1.0, 2.0], claim=1.0, samples=2_000, seed=1, workers=1,
+                        witness=result.witness)
+    assert again.violated and again.points[0].event == result.worst.event

@@ -257,3 +257,101 @@ def test_bad_outputs_are_refused_naming_block_input_and_types(mechanism, words):
         dpaudit.audit(mechanism, [0.0], [1.0], samples=20_000, seed=7, workers=1)
     message = str(error.value)
     assert "mechanism on d" in message and all(w in message for w in words), message
+
+
+# ------------------------------------------------------------------------------- tails for (eps, delta)
+from dpaudit.auditor import search_tails  # noqa: E402
+from dpaudit.auditor.outcomes import shape_outcome  # noqa: E402
+from dpaudit.mechanisms import GaussianMechanism  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 5), st.integers(2, 40))
+def test_tail_counts_are_exact_inside_the_cut(seed, blocks, keep):
+    rng = np.random.default_rng(seed)
+    parts = [rng.integers(-30, 30, (int(rng.integers(1, 80)), 2)).astype(float) for _ in range(blocks)]
+    tails = search_tails.merge([search_tails.summarise(p, keep) for p in parts])
+    everything = np.concatenate(parts)
+    assert tails.rows == everything.shape[0]
+    for j in range(2):
+        for t in np.unique(everything[:, j]):
+            if t < tails.low_cut[j]:
+                assert np.sum(tails.low[j] <= t) == np.sum(everything[:, j] <= t)
+            if t > tails.high_cut[j]:
+                assert np.sum(tails.high[j] >= t) == np.sum(everything[:, j] >= t)
+
+
+def test_tail_half_lines_reach_the_far_tail_for_delta_claims():
+    rng = np.random.default_rng(8)
+    sigma = GaussianMechanism(1.0, 1e-5).sigma
+    a, b = rng.normal(1.0, sigma, (400_000, 1)), rng.normal(0.0, sigma, (400_000, 1))
+    tails_a = search_tails.merge([search_tails.summarise(x) for x in np.array_split(a, 7)])
+    tails_b = search_tails.merge([search_tails.summarise(x) for x in np.array_split(b, 7)])
+    found = search_tails.tail_candidates(tails_a, tails_b, 1, n_certify=9_000_000, z_certify=2.24, delta=1e-5)
+    best = max(found, key=lambda c: c.predicted)
+    event = best.witness  # y >= t under d against d_prime, or its mirror y <= -t the other way; p ~ 1e-3 .. 1e-4
+    assert (best.forward and event.low > 10.0 and np.isinf(event.high)) or (not best.forward and event.high < -9.0 and np.isinf(event.low))
+    assert 0.8 < best.predicted < 0.95  # the exact optimum at 9e6 certification samples is 0.89
+    assert search_tails.stream_size(10**7, 0.1, 200_000, 1e-5) == 800_000
+    assert search_tails.stream_size(10**7, 0.1, 200_000, 0.0) == 0  # pure claims keep the batch only
+
+
+def test_delta_audits_stream_the_whole_selection_budget():
+    gaussian = GaussianMechanism(1.0, 1e-5)
+    result = dpaudit.audit(gaussian, [0.0], [1.0], epsilon=1.0, delta=1e-5, samples=1_000_000, seed=9, workers=1,
+                           selection_fraction=0.3)
+    assert result.selection_samples == 300_000 and "streamed" in result.method
+    assert 0.6 < result.epsilon_lower <= 1.0 and not result.violated
+    bad = dpaudit.audit(buggy.GaussianHalfSigma(1.0, 1e-5), [0.0], [1.0], epsilon=1.0, delta=1e-5, samples=1_000_000,
+                        seed=9, workers=1, selection_fraction=0.3)
+    assert bad.violated  # true delta at epsilon 1 is 1.7e-3
+
+
+def test_discrete_laplace_twice_the_claim_is_caught():
+    def discrete_laplace(noise_epsilon):
+        def mechanism(data, size, rng):
+            p = 1.0 - math.exp(-noise_epsilon)
+            return data[0] + rng.geometric(p, size) - rng.geometric(p, size)
+        return mechanism
+
+    fair = dpaudit.audit(discrete_laplace(0.05), [0], [1], epsilon=0.05, samples=1_000_000, seed=10, workers=1)
+    twice = dpaudit.audit(discrete_laplace(0.1), [0], [1], epsilon=0.05, samples=1_000_000, seed=10, workers=1)
+    assert 0.8 * 0.05 <= fair.epsilon_lower <= 0.05 and twice.violated
+
+
+# ------------------------------------------------------------------------------- shapes, proofs, notes
+def _clipped_around_truth(data, size, rng):
+    return np.clip(data[0] + rng.laplace(0.0, 1.0, size), data[0] - 2.0, data[0] + 2.0)
+
+
+class _ClippedWithOracle:
+    def __call__(self, data, size, rng):
+        return _clipped_around_truth(data, size, rng)
+
+    def support(self, data, outputs):
+        y = np.asarray(outputs, dtype=float)
+        return (y >= data[0] - 2.0) & (y <= data[0] + 2.0)
+
+
+def test_clipped_laplace_atoms_are_proven_or_consistent_with_infinity():
+    proven = dpaudit.audit(_ClippedWithOracle(), [0.0], [1.0], epsilon=1.0, samples=100_000, seed=11, workers=1)
+    assert proven.epsilon_lower == math.inf and proven.support_proof
+    blind = dpaudit.audit(_clipped_around_truth, [0.0], [1.0], epsilon=1.0, samples=100_000, seed=11, workers=1)
+    assert blind.violated and blind.count_q == 0 and "consistent with epsilon = inf" in blind.summary()
+
+
+def test_shape_outcomes_pad_and_refuse_unprobed_widths():
+    out = shape_outcome(np.ones((3, 1)), (1, 2), "here")
+    assert out.shape == (3, 3) and np.isnan(out[:, 1]).all() and (out[:, 2] == 1).all()
+    assert shape_outcome(np.ones((3, 2)), (2,), "here").shape == (3, 2)  # one width: unchanged
+    with pytest.raises(MechanismError, match="here.*3 values per output"):
+        shape_outcome(np.ones((3, 3)), (1, 2), "here")
+
+
+def test_missing_scikit_learn_is_noted_in_the_result(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "sklearn.ensemble", None)
+    result = dpaudit.audit(buggy.HistogramReplaceOne(1.0, 3), [5.0, 5.0, 5.0], [6.0, 4.0, 5.0], epsilon=1.0,
+                           samples=50_000, seed=12, workers=1)
+    assert any("scikit-learn is not installed" in w for w in result.warnings)
+    scalar = dpaudit.audit(LaplaceMechanism(1.0), [0.0], [1.0], samples=20_000, seed=12, workers=1)
+    assert not any("scikit-learn" in w for w in scalar.warnings)  # nothing was skipped for a scalar output
