@@ -495,18 +495,20 @@ def audit_one_run(
     *,
     epsilon: float | None = None,
     guesses: Any = None,
+    seed: int = 0,
 ) -> OneRunResult:
     """Epsilon lower bound from ONE training run with m canaries, each included with probability 1/2.
 
-    Guess "in" for the k+ highest scores and "out" for the k- lowest (ties broken by index, a function of
-    the scores only), abstain on the rest, and certify with Steinke, Nasr & Jagielski 2023, Theorem 3.1
+    Guess "in" for the k+ highest scores and "out" for the k- lowest, abstain on the rest, and certify with Steinke, Nasr & Jagielski 2023, Theorem 3.1
     (:func:`one_run_p_value`, exact binomial tails). The guess counts (k+, k-) are either given
     (``guesses``: an int k+, a pair, or a list of pairs) or taken from a default grid (k+ = m/2^j,
     one-sided and symmetric); the error 1 - confidence_level is split evenly over all of them
     (Bonferroni), so the maximum over them is still a valid bound.
 
     The inclusion mask must be drawn independently, each canary with probability 1/2, before training:
-    the theorem's randomness is the canaries' inclusion.
+    the theorem's randomness is the canaries' inclusion. The guesses must depend on the scores only:
+    equal scores are ordered by a random key drawn from ``seed`` (never by position, which may follow the
+    mask, e.g. in a file sorted by inclusion).
 
     Example:
         >>> import numpy as np
@@ -523,10 +525,16 @@ def audit_one_run(
     confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
     if epsilon is not None:
         epsilon = check_epsilon(epsilon, "epsilon", allow_inf=True)
+    seed = check_nonnegative_int(seed, "seed")
     m = values.size
+    if mask.all() or not mask.any():
+        raise InvalidArgument("included", f"included is {int(mask[0])} for all {m} canaries (one class only): each "
+                                          "canary must be included independently with probability 1/2 (all in or all "
+                                          f"out has probability 2^-{m}); is the mask the right column?")
     candidates = _check_guesses(guesses, m)
     significance = (1.0 - confidence_level) / len(candidates)
-    order = np.argsort(-values, kind="stable")  # highest first
+    tiebreak = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13, 1))).random(m)
+    order = np.lexsort((tiebreak, -values))  # highest first; ties in a random order independent of the mask
     right_top = np.cumsum(mask[order])  # correct among the k highest guessed "in"
     right_bottom = np.cumsum(~mask[order[::-1]])  # correct among the k lowest guessed "out"
     counted = []

@@ -24,7 +24,7 @@ def _run(args: argparse.Namespace) -> int:
         args.delta = 0.0 if args.one_run else 1e-5
     if args.one_run:
         result = audit_one_run(data.scores, data.included, delta=args.delta, confidence_level=args.confidence_level,
-                               epsilon=args.epsilon)
+                               epsilon=args.epsilon, seed=args.seed)
     else:
         for part, what in ((data.scores_with, "with the canary (1)"), (data.scores_without, "without it (0)")):
             if part.size < 2:
@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, default=None, help="delta (default 1e-5; 0 with --one-run)")
     p.add_argument("--one-run", action="store_true", help="one training run, one row per canary (Steinke et al. 2023)")
     p.add_argument("--confidence-level", type=float, default=0.95)
-    p.add_argument("--seed", type=int, default=0, help="seeds the selection split (many runs)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the selection split (many runs) or the order of tied scores (--one-run)")
     p.add_argument("--score-column", default="score")
     p.add_argument("--label-column", default="included")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")

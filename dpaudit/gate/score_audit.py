@@ -97,7 +97,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
     data = read_score_file(spec.scores, spec.score_column, spec.label_column)
     if spec.one_run:
         result = audit_one_run(data.scores, data.included, delta=spec.delta, confidence_level=confidence,
-                               epsilon=spec.epsilon)
+                               epsilon=spec.epsilon, seed=spec.seed)
     else:
         for part, what in ((data.scores_with, "with the canary (included = 1)"), (data.scores_without, "without it (included = 0)")):
             if part.size < 2:

@@ -20,6 +20,13 @@ from .base import AccurateMechanism, Mechanism
 from .binary_tree import BinaryTreeMechanism
 from .catalog import CATALOG, CATALOG_EPSILONS, CatalogEntry, catalog_entry
 from .examples import CONTRACT_NAMES, Example, examples
+from .dpsgd import (
+    DPSGD,
+    DPSGDClippingAfterAveraging,
+    DPSGDNoiseNotScaledByClip,
+    DPSGDShuffledBatches,
+    DPSGDWithoutClipping,
+)
 from .exponential import ExponentialMechanism
 from .factorization import (
     FactorizationMechanism,
@@ -76,6 +83,11 @@ __all__ = [
     "RandomizedResponse",
     "PoissonSubsampled",
     "SubsampledGaussianSums",
+    "DPSGD",
+    "DPSGDWithoutClipping",
+    "DPSGDClippingAfterAveraging",
+    "DPSGDNoiseNotScaledByClip",
+    "DPSGDShuffledBatches",
     "Example",
     "examples",
     "CONTRACT_NAMES",

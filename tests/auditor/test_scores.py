@@ -156,6 +156,16 @@ def test_one_run_is_sound_for_randomized_response_canaries():
     assert r.epsilon_lower > 0.5  # and it has power
 
 
+def test_one_run_ties_are_not_broken_by_position():
+    """Scores carrying no information (all equal) in a file sorted by inclusion: ordering ties by index
+    would make every guess right; the random tie-break certifies (almost) nothing."""
+    included = np.repeat([1, 0], 500)
+    r = audit_one_run(np.zeros(1000), included, delta=0.0)
+    assert r.epsilon_lower < 0.5 and not audit_one_run(np.zeros(1000), included, epsilon=0.5).violated
+    assert audit_one_run(np.zeros(1000), included, seed=3).epsilon_lower == audit_one_run(np.zeros(1000), included,
+                                                                                             seed=3).epsilon_lower
+
+
 def test_one_run_power_and_result():
     rng = np.random.default_rng(1)
     included = rng.random(1000) < 0.5
@@ -171,6 +181,8 @@ def test_one_run_power_and_result():
     ([0, 1, 1], "3 entries but scores has 4", InvalidArgument),
     ([0.0, 1.0, 0.5, 1.0], r"included\[2\]=0.5", InvalidArgument),
     (["a", "b", "c", "d"], "included", InvalidArgumentType),
+    ([1, 1, 1, 1], "one class only", InvalidArgument),
+    ([False] * 4, "one class only", InvalidArgument),
 ])
 def test_one_run_bad_mask(included, match, error):
     with pytest.raises(error, match=match):

@@ -87,6 +87,25 @@ def test_bad_file_contents_are_an_entry_error_not_a_crash(tmp_path):
     assert row["status"] == "ERROR" and "line 3" in row["error"]["message"] and result.status == "ERROR"
 
 
+def test_check_exit_codes_pass_config_error_and_unreadable_file(tmp_path, capsys):
+    """dpaudit check: 0 when every score audit passes, 2 on a bad entry, 3 when a file cannot be read or parsed."""
+    write_scores(tmp_path, 0.2, "private.csv")
+    entry = '[[score_audit]]\nname = "{name}"\nscores = "{file}"\nepsilon = {eps}\n'
+    ok = config(tmp_path, entry.format(name="private", file="private.csv", eps=3.0))
+    assert main(["check", str(ok)]) == 0
+    bad = config(tmp_path, entry.format(name="private", file="private.csv", eps=-3.0))
+    assert main(["check", str(bad)]) == 2
+    missing = config(tmp_path, entry.format(name="gone", file="absent.csv", eps=3.0))
+    assert main(["check", str(missing)]) == 3
+    (tmp_path / "one_class.csv").write_text("score,included\n0.1,1\n0.2,1\n0.3,1\n")
+    one_class = config(tmp_path, entry.format(name="one-class", file="one_class.csv", eps=3.0))
+    capsys.readouterr()
+    assert main(["check", str(one_class), "--json"]) == 3
+    out, err = capsys.readouterr()
+    row = json.loads(out)["score_audits"][0]
+    assert row["status"] == "ERROR" and "0 runs without" in row["error"]["message"] and "Traceback" not in err
+
+
 @pytest.mark.parametrize("body,needle", [
     ('name = "a"\nscores = "s.csv"\n', "give exactly one of epsilon"),
     ('name = "a"\nscores = "s.csv"\nepsilon = 1.0\nevent = "Gaussian(1.0)"\n', "give exactly one of epsilon"),
