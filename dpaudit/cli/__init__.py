@@ -10,7 +10,9 @@ stdout.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from ..errors import ClusterError, DPAuditError, MechanismError
@@ -60,8 +62,24 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a cancelled CI job): the same clean stop as Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (never raises, never prints a traceback)."""
+    """Run the command line; returns the exit code (never raises, never prints a traceback). SIGTERM is
+    handled like Ctrl-C: running entries and their worker processes are stopped, exit code 130."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()
         try:

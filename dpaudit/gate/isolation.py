@@ -19,6 +19,7 @@ from typing import Any
 __all__ = ["EntryError", "run_isolated", "isolation_available"]
 
 HEARTBEAT_SECONDS = 10.0
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
 
 
 class EntryError(Exception):
@@ -41,6 +42,8 @@ def _child(connection: Any, function: Callable[..., Any], arguments: tuple) -> N
         os.setsid()  # own process group: stopped as one with its workers; terminal Ctrl-C reaches the parent only
     except OSError:
         pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are the parent's to handle: it stops this group
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _DEFERRED)
     try:
         message: tuple = ("ok", function(*arguments))
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
@@ -74,9 +77,17 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
     receiver, sender = context.Pipe(duplex=False)
     started = time.monotonic()
     process = context.Process(target=_child, args=(sender, function, arguments), daemon=False)
-    process.start()
-    sender.close()
+    # An interrupt that lands while the child is being forked must not leave it running unowned in its own
+    # session: interrupts are held back until the child exists and the cleanup below is in force.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
     try:
+        process.start()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held-back interrupt is raised here, inside the try
+        sender.close()
         while True:
             elapsed = time.monotonic() - started
             wait = HEARTBEAT_SECONDS if timeout is None else max(0.0, min(HEARTBEAT_SECONDS, timeout - elapsed))

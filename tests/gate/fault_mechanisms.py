@@ -23,6 +23,9 @@ def exits(data, size, rng):
 
 
 def hangs(data, size, rng):
+    record = os.environ.get("DPAUDIT_TEST_PID_DIR")
+    if record:  # tells a test that the entry is running, and in which process
+        Path(record, f"{os.getpid()}").write_text("hanging")
     time.sleep(3600)
 
 

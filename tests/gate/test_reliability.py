@@ -281,16 +281,73 @@ def test_degenerate_outputs_warn_instead_of_passing_silently(tmp_path, capsys):
 
 # --- interrupts ------------------------------------------------------------------------------------------
 
-def test_sigint_by_pid_exits_130_with_one_line_and_stops_the_entry(tmp_path):
+def _wait_for_pid_file(directory: Path, process: subprocess.Popen, seconds: float = 120.0) -> int:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        files = list(directory.iterdir())
+        if files:
+            return int(files[0].name)
+        time.sleep(0.05)
+    raise AssertionError("the hanging entry never started")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead
+        return stat.read().split(") ")[-1][0] != "Z"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_by_pid_exits_130_with_one_line_and_stops_the_entry(tmp_path, signum):
     config = write(tmp_path, "[gate]\nworkers = 1\n" + entry("hung", "hangs"))
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "DPAUDIT_TEST_PID_DIR": str(pids)}
     process = subprocess.Popen([sys.executable, "-m", "dpaudit", "check", str(config)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    time.sleep(4)  # imports, config, the entry's child process started
-    os.kill(process.pid, signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    try:
+        entry_pid = _wait_for_pid_file(pids, process)
+        os.kill(process.pid, signum)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130
     assert err.strip() == "dpaudit: interrupted" and "Traceback" not in out + err
-    time.sleep(0.5)
-    leftover = subprocess.run(["pgrep", "-f", str(config)], capture_output=True, text=True).stdout.split()
-    assert leftover == []
+    deadline = time.monotonic() + 10
+    while _alive(entry_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(entry_pid), "the interrupted entry's process is still running"
+
+
+def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, monkeypatch):
+    """The child is forked into its own session; an interrupt landing during the fork must not orphan it."""
+    import multiprocessing.context
+
+    from dpaudit.gate.isolation import run_isolated
+
+    monkeypatch.setenv("DPAUDIT_TEST_PID_DIR", str(tmp_path))
+    original = multiprocessing.context.ForkProcess.start
+
+    children = []
+
+    def start_then_interrupt(self):
+        original(self)
+        children.append(self.pid)
+        os.kill(os.getpid(), signal.SIGINT)  # arrives before run_isolated has returned from start()
+
+    monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_isolated(faults.hangs, ([0.0], 10, None))
+    assert len(children) == 1
+    deadline = time.monotonic() + 10
+    while _alive(children[0]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(children[0])
+    if alive:
+        os.killpg(children[0], signal.SIGKILL)
+    assert not alive, "the entry's process survived the interrupt"
