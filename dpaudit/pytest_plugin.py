@@ -1,8 +1,10 @@
 """pytest plugin: statistical DP tests with one false-alarm budget for the whole run.
 
-Enabled by installing dpaudit (entry point ``pytest11``: ``dpaudit = dpaudit.pytest_plugin``), or with
-``-p dpaudit.pytest_plugin``. A test becomes a DP test by using the ``dp_audit`` fixture or carrying the
-``@pytest.mark.dp_audit`` marker::
+Enabled by installing dpaudit (entry point ``pytest11``: ``dpaudit = dpaudit.pytest_plugin``); with
+plugin autoloading off (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) enable it with ``-p dpaudit``, which works
+either way (``-p dpaudit.pytest_plugin`` also works then, but not together with autoloading: pytest would
+register the module twice). Disable it with ``-p no:dpaudit``. A test becomes a DP test by using the
+``dp_audit`` fixture or carrying the ``@pytest.mark.dp_audit`` marker::
 
     def test_laplace_is_dp(dp_audit):
         dp_audit(my_mechanism, d=[0.0], d_prime=[1.0], epsilon=1.0)
@@ -24,7 +26,7 @@ the audit's index in the test: reruns of the same selection give the same result
 
 from __future__ import annotations
 
-import zlib
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,7 +64,8 @@ class DPAuditSettings:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit", "differential-privacy audits (dpaudit)")
     group.addoption("--dp-samples", type=int, default=None, metavar="N",
-                    help=f"samples per input of each DP audit (default: the marker's, else the ini value, else {DEFAULT_SAMPLES:,})")
+                    help="samples per input of each DP audit that sets none itself (a marker's or a call's samples= wins; default: "
+                         f"the ini value, else {DEFAULT_SAMPLES:,})")
     group.addoption("--dp-seed", type=int, default=None, metavar="SEED",
                     help="base seed; each audit's seed is derived from it and the test's node id (default 0)")
     group.addoption("--dp-false-alarm-rate", type=float, default=None, metavar="RATE",
@@ -170,7 +173,8 @@ def _seed(base: int, nodeid: str, index: int) -> int:
     """A 63-bit seed from the base seed, the test's node id and the audit's index (stable across runs)."""
     import numpy as np
 
-    words = np.random.SeedSequence(base, spawn_key=(zlib.crc32(nodeid.encode()), len(nodeid), index)).generate_state(2)
+    node = int.from_bytes(hashlib.sha256(nodeid.encode()).digest()[:16], "little")  # distinct node ids, distinct keys
+    words = np.random.SeedSequence(base, spawn_key=(node, index)).generate_state(2)
     return int((int(words[0]) << 31) ^ int(words[1])) & ((1 << 63) - 1)
 
 
@@ -258,9 +262,9 @@ def dp_audit(request: pytest.FixtureRequest) -> DPAudit:
     settings = request.config.stash[_SETTINGS_KEY]
     item = request.node
     audits = item.stash.get(_AUDITS_KEY, None)
-    if audits is None:  # not counted at collection (e.g. requested dynamically): count it now
-        audits = int(_marker_arguments(item).get("audits", 1))
-        settings.total_audits += audits
-        settings.dp_tests += 1
+    if audits is None:  # requested dynamically: counting it now would overspend the shares already given out
+        pytest.fail(f"{item.nodeid} requests the dp_audit fixture dynamically, so it was not counted when the run's "
+                    "false-alarm rate was split: mark the test @pytest.mark.dp_audit (or take dp_audit as an argument)",
+                    pytrace=False)
     samples = _marker_arguments(item).get("samples")
     return DPAudit(item.nodeid, settings, audits, samples)

@@ -53,3 +53,7 @@ def test_mkdocs_build_strict(tmp_path):
     page = (tmp_path / "site" / "reference" / "config" / "index.html").read_text()
     assert "max_epsilon" in page and "gate-config-reference" not in page
     assert "exit codes" in (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    # lazily imported and module-shadowed names are documented as the functions, not missing or the module
+    assert 'id="dpaudit.accountant.closed_form.basic"' in api and 'id="dpaudit.auditor.audit.audit"' in api
+    assert 'id="dpaudit.auditor.audit.selection_size"' not in api

@@ -180,3 +180,41 @@ def test_override(dp_audit):
     result = run(pytester, "--dp-samples", "500")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*seed is set by the plugin*"])
+
+
+LOAD_CHECK = """
+def test_loaded(dp_audit):
+    assert 0 < dp_audit.confidence_level < 1
+"""
+
+
+def test_the_plugin_loads_by_its_entry_point_or_by_name_when_autoloading_is_off(pytester, monkeypatch):
+    if not AUTOLOADED:
+        pytest.skip("dpaudit is not installed with its pytest11 entry point (pip install -e .)")
+    pytester.makepyfile(test_load=LOAD_CHECK)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)  # the entry point alone
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "dpaudit").assert_outcomes(passed=1)  # named as well
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    off = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    off.assert_outcomes(errors=1)
+    off.stdout.fnmatch_lines(["*fixture 'dp_audit' not found*"])
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "dpaudit").assert_outcomes(passed=1)
+
+
+def test_a_dynamically_requested_fixture_must_be_declared(pytester):
+    pytester.makepyfile(test_dynamic="""
+import pytest
+from plugin_sandbox_mechanisms import laplace
+
+def test_undeclared(request):
+    request.getfixturevalue("dp_audit")
+
+@pytest.mark.dp_audit
+def test_declared(request):
+    dp_audit = request.getfixturevalue("dp_audit")
+    assert dp_audit.confidence_level == 1 - 0.01
+    dp_audit(laplace, [0.0], [1.0], epsilon=1.0, samples=500)
+""")
+    result = run(pytester)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*requests the dp_audit fixture dynamically*mark the test @pytest.mark.dp_audit*"])

@@ -25,8 +25,13 @@ MIN_VERSION = (0, 6)  # random_state on every mechanism and tool
 def _library(argument: str) -> Any:
     try:
         import diffprivlib as library
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if exc.name != "diffprivlib":
+            raise InvalidArgument(argument, f"diffprivlib is installed but cannot be imported: {exc}") from exc
         raise InvalidArgument(argument, "diffprivlib is not installed: pip install 'dpaudit[diffprivlib]'") from exc
+    except ImportError as exc:  # e.g. diffprivlib 0.6.6 with scikit-learn >= 1.9 (sklearn.tree._tree.DOUBLE)
+        raise InvalidArgument(argument, f"diffprivlib is installed but cannot be imported ({exc}); its dependencies do "
+                              "not match it: pip install 'dpaudit[diffprivlib]' (pins a compatible scikit-learn)") from exc
     version = tuple(int(part) for part in library.__version__.split(".")[:2] if part.isdigit())
     if version < MIN_VERSION:
         raise InvalidArgument(argument, f"diffprivlib {library.__version__} is too old: the adapter needs >= "

@@ -146,6 +146,9 @@ class DaskBackend:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        from .sampling import close_progress
+
+        close_progress(self.progress)
         if self._owned and self._client is not None:
             self._client.close()
         self._client, self._owned = None, False

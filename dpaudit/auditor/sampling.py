@@ -22,7 +22,6 @@ import pickle
 import random
 import signal
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -237,7 +236,7 @@ class SerialBackend:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        return None
+        close_progress(self.progress)
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         results = []
@@ -261,6 +260,7 @@ class ProcessBackend:
         return self
 
     def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
+        close_progress(self.progress)
         if self._pool is None:
             return
         pool, self._pool = self._pool, None
@@ -284,6 +284,13 @@ class ProcessBackend:
             if self.progress:
                 self.progress.advance()
         return results
+
+
+def close_progress(progress: Any) -> None:
+    """Remove a backend's progress bar when the backend is done (also after an error or Ctrl-C)."""
+    close = getattr(progress, "close", None)
+    if close is not None:
+        close()
 
 
 def _ignore_interrupts() -> None:
@@ -315,43 +322,30 @@ def choose_backend(workers: int | None, total_samples: int, mechanism: Callable,
 
 
 class Progress:
-    """A progress bar on stderr for an audit's blocks, shown only when stderr is a terminal and the job is
-    long (``enabled=None``) or when asked (``enabled=True``).
+    """A tqdm progress bar on stderr for an audit's blocks, shown only when stderr is a terminal and the job
+    is long (``enabled=None``) or when asked (``enabled=True``).
 
-    Drawn by tqdm when it is installed (every backend, local, process or Dask, calls ``advance`` once per
-    finished block in the calling process); else a plain one-line bar. Closed when the last block is done.
+    Every backend (local, process or Dask) calls ``advance`` in the calling process once per finished block
+    (or chunk of blocks), so the bar is the same whatever runs the blocks. tqdm is a core dependency and is
+    imported only when a bar is shown. Closed when the last block is done.
     """
 
     def __init__(self, total: int, label: str = "audit", enabled: bool | None = None) -> None:
         self.total, self.label, self.done = int(total), label, 0
         self.enabled = (sys.stderr.isatty() and self.total > 8) if enabled is None else bool(enabled)
-        self._started = time.perf_counter()
         self._bar: Any = None
         if self.enabled:
-            try:
-                from tqdm.auto import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self._bar = tqdm(total=self.total, desc=self.label, unit="block", file=sys.stderr, leave=False,
-                                 dynamic_ncols=True)
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=self.total, desc=self.label, unit="block", file=sys.stderr, leave=False,
+                             dynamic_ncols=True)
 
     def advance(self, count: int = 1) -> None:
         self.done += count
-        if not self.enabled:
-            return
         if self._bar is not None:
             self._bar.update(count)
             if self.done >= self.total:
                 self.close()
-            return
-        width = 30
-        filled = int(width * min(self.done, self.total) / max(self.total, 1))
-        elapsed = time.perf_counter() - self._started
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} blocks {elapsed:5.1f}s")
-        if self.done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
     def close(self) -> None:
         """Remove the bar (idempotent)."""

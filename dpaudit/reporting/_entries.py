@@ -39,9 +39,20 @@ def _audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
     state = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
     verdict = (f"{state}: epsilon >= {_n(row['epsilon_lower'])} certified with confidence {row['confidence_level']:.6g} "
                f"(claimed epsilon {row['epsilon']:g}, delta {row['delta']:g})")
-    details = [f"witness event: {row['event']} [{row.get('direction', '-')}]",
-               f"counts: {row.get('count_p')} (numerator) and {row.get('count_q')} (denominator) of "
-               f"{row.get('certification_samples')} certification samples per input; ceiling {_n(row.get('ceiling'), 3)}"]
+    if row.get("mode") == "curve":  # a trade-off curve audit: the certified point against the claimed curve
+        details = [f"curve audit against {row.get('claim')}: mu >= {_n(row.get('mu_lower'))} (Gaussian DP; mu ceiling "
+                   f"{_n(row.get('mu_ceiling'), 3)})",
+                   f"worst test: {row['event']} [{row.get('direction', '-')}]: alpha <= {_n(row.get('alpha_upper'))}, "
+                   f"beta <= {_n(row.get('beta_upper'))} vs claimed beta {_n(row.get('claimed_beta'))}",
+                   f"counts: {row.get('count_alpha')} (type I) and {row.get('count_beta')} (type II) of "
+                   f"{row.get('certification_samples')} certification samples per input"]
+        if row.get("epsilon_gaussian_assumption") is not None:
+            details.append(f"assuming a Gaussian trade-off curve (not assumption-free): epsilon ~ "
+                           f"{_n(row['epsilon_gaussian_assumption'])} at delta {row['delta']:g}")
+    else:
+        details = [f"witness event: {row['event']} [{row.get('direction', '-')}]",
+                   f"counts: {row.get('count_p')} (numerator) and {row.get('count_q')} (denominator) of "
+                   f"{row.get('certification_samples')} certification samples per input; ceiling {_n(row.get('ceiling'), 3)}"]
     if row.get("pair") is not None:
         details.append(f"pair: d = {row['pair'][0]}, d_prime = {row['pair'][1]}")
     if regression.get("status"):

@@ -128,7 +128,9 @@ def _figures(result: Any, directory: Path | None, slug: Callable[[str], str] | N
     used: set[str] = set()
     blocks: list[str] = []
     named = [(row["name"], [(f"audit-{slug(row['name'])}-outputs.png", "outputs on d and d_prime with the witness event"),
-                            (f"audit-{slug(row['name'])}-bound.png", "certified bound against samples")]) for row in result.audits]
+                            (f"audit-{slug(row['name'])}-bound.png", "certified bound against samples"),
+                            (f"curve-{slug(row['name'])}.png", "certified trade-off points against the claimed curve")])
+             for row in result.audits]
     named += [(row["name"], [(f"budget-{slug(row['name'])}.png", "epsilon upper bound against length")]) for row in result.budgets]
     for name, files in named:
         images = [_image(directory / file, f"{name}: {caption}") for file, caption in files if (directory / file).is_file()]
