@@ -152,6 +152,25 @@ def rho_of_leaf(leaf: Leaf, relation: str) -> float | None:
     return None
 
 
+def leaves_rdp(leaves: dict, relation: str, orders) -> np.ndarray:
+    """Renyi-DP curve (upper bound, natural log) at ``orders`` of a multiset of normalised leaves: the sum of
+    the RDP accountant's per-leaf curves (RDP adds up under composition, Mironov 2017), +inf at every order
+    when some leaf has no RDP bound here ((eps, delta) steps with delta > 0, Poisson sampling under
+    replace-one, sampled sub-trees). Used by accountants that do not track RDP themselves (PLD)."""
+    from .._validation import check_real_sequence
+    from .rdp import RDPAccountant, _check
+
+    wanted = np.asarray(check_real_sequence(orders, "orders"), dtype=float)
+    other = RDPAccountant(relation, orders=wanted)  # validates: every order > 1
+    total = np.zeros_like(other.orders)
+    for leaf, count in leaves.items():
+        if leaf.kind == "tree" or _check(leaf, relation) is not None:
+            total = np.full_like(other.orders, math.inf)
+            break
+        total = total + count * other._leaf_rdp(leaf)
+    return total[np.searchsorted(other.orders, wanted)]
+
+
 #: Largest zCDP rho (per merged leaf) and bounded-range epsilon the PLD accountant builds a pair for: their
 #: privacy-loss grids would otherwise need losses beyond e^600.
 PLD_MAX_RHO = 400.0

@@ -21,7 +21,8 @@ Here a PLD lives on losses ``(offset + i) * step``, i = 0..n-1, plus a mass at +
   delta (Blackwell), and lowering losses too, also after composition. The error is second order in
   ``step`` in smooth regions, but a cell where the loss accumulates (at its infimum or supremum, as for
   subsampled mechanisms) loses up to one step of its mass per composition, so for very long
-  compositions the lower bound trails the upper one by a few percent. Atoms of discrete mechanisms
+  compositions the lower bound trails the upper one by a few percent on the same grid
+  (``PLDAccountant.epsilon_interval`` then halves the lower bound's grid). Atoms of discrete mechanisms
   are rounded down.
 
 Numerical error. Every FFT convolution adds at most ``16 u log2(n) sqrt(n)`` (u = 2^-53) to a bound on the

@@ -100,11 +100,17 @@ class _LaplaceTails(_Tails):
 
 
 def _inverse_psi(v: np.ndarray, q: float) -> np.ndarray:
-    """g(v) = psi^{-1}(v) = ln((e^v - 1 + q) / q) for v > ln(1 - q); -inf at or below."""
+    """g(v) = psi^{-1}(v) = ln((e^v - 1 + q) / q) for v > ln(1 - q); -inf at or below.
+
+    Near 0 (v <= 1) from expm1 directly; above, in log space, g(v) = v - ln q + ln(1 - (1-q) e^{-v})
+    = v - ln q + ln(-expm1(ln(1-q) - v)), which never overflows (no warnings for losses up to ~1e308)."""
+    v = np.asarray(v, dtype=float)
+    small = v <= 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        inner = np.expm1(v) + q
-        out = np.log(inner / q)
-    return np.where(inner > 0, out, -np.inf)
+        inner = np.expm1(np.minimum(v, 1.0)) + q
+        near = np.log(inner / q)
+        far = v - math.log(q) + np.log(-np.expm1(math.log1p(-q) - np.maximum(v, 1.0)))
+    return np.where(small, np.where(inner > 0, near, -np.inf), far)
 
 
 def _psi(v: float, q: float) -> float:

@@ -170,6 +170,8 @@ class TiltedPLD:
         def meets(eps: float) -> bool:
             return self.log_delta_finite(eps) + fudge <= log_budget
 
+        if self.lower:
+            return self._lower_epsilon(meets)
         if meets(0.0):
             return 0.0
         # a bracket: the Chernoff factor alone, times (1 + slack), exceeds delta's finite part
@@ -189,6 +191,32 @@ class TiltedPLD:
             else:
                 low = mid
         return low if self.lower else high
+
+
+    def _lower_epsilon(self, meets) -> float:
+        """Largest eps found with delta_lower(eps) > target (then the exact delta(eps) > target too, so
+        the exact epsilon is >= eps): a scan of 256 points up to the top of the grid, then bisection
+        between the last failing and the next meeting point. delta_lower need not be monotone (the
+        float error subtracted can make it 0 where the tilted mass is small), so every returned point is
+        itself checked; 0 when none fails."""
+        top = (self.offset + self.pmf.size) * self.step
+        if top <= 0:
+            return 0.0
+        grid = np.linspace(0.0, top, 257)
+        failing = [x for x in grid if not meets(float(x))]
+        if not failing:
+            return 0.0
+        low = float(failing[-1])
+        high = min(top, low + top / 256)
+        for _ in range(100):
+            if high - low <= 1e-11 * high:
+                break
+            mid = 0.5 * (low + high)
+            if meets(mid):
+                high = mid
+            else:
+                low = mid
+        return low
 
 
 def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, direction: int,

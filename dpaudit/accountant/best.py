@@ -24,7 +24,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._numeric import round_up
 from .._validation import check_delta
 from ..events import PrivacyEvent, check_event, check_neighbouring
 
@@ -67,7 +66,7 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
     """
     from ..errors import InvalidArgument, UnsupportedEventError
     from .curves import gdp_epsilon
-    from .pld import PLDAccountant, _merged
+    from .pld import PLDAccountant, _merged, _up
     from .rdp import RDPAccountant
 
     check_event(event)
@@ -87,11 +86,11 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
     if target_delta > 0 and pld.leaves and ("pld" in methods or "pld_tilted" in methods):
         if "pld" in methods:
             remove, add = pld._plds(True)
-            candidates["pld"] = round_up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
+            candidates["pld"] = _up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
         if "pld_tilted" in methods:
             from ._pld_tail import tilted_epsilon
 
-            candidates["pld_tilted"] = round_up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.step(True),
+            candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.step(True),
                                                                target_delta))
     if not pld.leaves:
         candidates = {name: 0.0 for name in methods}

@@ -54,7 +54,7 @@ from ._pld_core import GridPLD, binomial_rr, identity
 from ._pld_leaves import build_leaf, leaf_loss_moments
 from .closed_form import fraction_up
 
-__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA"]
+__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA", "INTERVAL_GAP", "MAX_REFINEMENTS"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically.
 CELLS_PER_STANDARD_DEVIATION = 1000
@@ -62,6 +62,11 @@ CELLS_PER_STANDARD_DEVIATION = 1000
 #: out by exponential tilting with every truncated tail bounded (:mod:`._pld_tail`), and the smaller
 #: of the two sound bounds is returned.
 SMALL_DELTA = 1e-8
+#: ``epsilon_interval`` refines the lower end's grid while it trails the upper end by more than this.
+INTERVAL_GAP = 0.005
+#: At most this many halvings of the lower end's grid (each doubles its cost).
+MAX_REFINEMENTS = 4
+_MAX_LOWER_CELLS = 2**22
 _MAX_LEAF_CELLS = 2**17
 _MIN_STEP = 1e-7
 
@@ -86,7 +91,7 @@ class PLDAccountant:
             discretisation_interval = check_positive(discretisation_interval, "discretisation_interval")
         self.discretisation_interval = discretisation_interval
         self._leaves: Counter[Leaf] = Counter()
-        self._cache: dict[bool, tuple[GridPLD, GridPLD]] = {}
+        self._cache: dict[Any, tuple[GridPLD, GridPLD]] = {}
 
     # ------------------------------------------------------------------ state
     def compose(self, event: PrivacyEvent, count: int = 1) -> PLDAccountant:
@@ -109,6 +114,13 @@ class PLDAccountant:
     def rho(self) -> float:
         """zCDP parameter of the composition when every leaf has one (unsampled events), else inf."""
         return total_rho(self._leaves, self.neighbouring)
+
+    def rdp(self, orders: Any) -> Any:
+        """Renyi-DP curve (upper bound) of the composition at ``orders`` (each > 1), from the leaves' RDP
+        curves (as RDPAccountant computes them); +inf where some leaf has no RDP bound."""
+        from ._new_leaves import leaves_rdp
+
+        return leaves_rdp(self._leaves, self.neighbouring, orders)
 
     @property
     def leaves(self) -> dict[Leaf, int]:
@@ -134,11 +146,31 @@ class PLDAccountant:
         return self._delta(target_epsilon, pessimistic=True)
 
     def epsilon_interval(self, target_delta: float) -> tuple[float, float]:
-        """(lower, upper) bracketing the exact epsilon of the composed worst-case pairs."""
+        """(lower, upper) bracketing the exact epsilon of the composed worst-case pairs.
+
+        The lower end comes from the optimistic grid; while it trails the upper end by more than
+        :data:`INTERVAL_GAP` its grid is halved (at most :data:`MAX_REFINEMENTS` times, and only while the
+        finer PLDs stay below ``_MAX_LOWER_CELLS`` cells): the optimistic construction loses up to a cell
+        where the loss accumulates (subsampled mechanisms), so long compositions need a finer lower grid.
+        The grid widths used are in :meth:`interval_grids`."""
         target_delta = check_delta(target_delta, "target_delta")
-        lower = self._epsilon(target_delta, pessimistic=False)
         upper = self._epsilon(target_delta, pessimistic=True)
+        lower = self._epsilon(target_delta, pessimistic=False)
+        refinement = 0
+        while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
+               and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
+            refinement += 1
+            finer = self._epsilon(target_delta, pessimistic=False, refinement=refinement)
+            gain, lower = finer - lower, max(lower, finer)
+            if gain < 0.1 * (upper - lower + gain):  # the gap is not the grid's (e.g. a sampled sub-tree's
+                break  # lower side, one component only): a finer grid will not close it
+        self._last_refinement = refinement
         return min(lower, upper), upper
+
+    def interval_grids(self) -> tuple[float, float]:
+        """(grid width of the lower end, grid width of the upper end) used by the last
+        :meth:`epsilon_interval` (before any call: the planned widths)."""
+        return self.step(False) / 2 ** getattr(self, "_last_refinement", 0), self.step(True)
 
     def delta_interval(self, target_epsilon: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact delta at ``target_epsilon``."""
@@ -150,8 +182,10 @@ class PLDAccountant:
     def to_dict(self, target_delta: float) -> dict[str, Any]:
         """JSON-ready summary at ``target_delta``."""
         lower, upper = self.epsilon_interval(target_delta)
+        lower_grid, upper_grid = self.interval_grids()
         return {"accountant": "pld", "neighbouring": self.neighbouring, "target_delta": target_delta,
-                "epsilon_upper": upper, "epsilon_lower": lower, "discretisation_interval": self.step()}
+                "epsilon_upper": upper, "epsilon_lower": lower, "discretisation_interval": upper_grid,
+                "discretisation_interval_lower": lower_grid}
 
     # ------------------------------------------------------------------ whole curves (curves.py)
     def gaussian_mu(self) -> float | None:
@@ -177,21 +211,26 @@ class PLDAccountant:
         return accountant_tradeoff(self, alphas, self.gaussian_mu())
 
     # ------------------------------------------------------------------ internals
-    def _epsilon(self, target_delta: float, pessimistic: bool) -> float:
+    def _epsilon(self, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
         if not self._leaves:
             return 0.0
         if target_delta == 0.0 and pessimistic:
             pure = self._pure_epsilon()
             return pure
-        remove, add = self._plds(pessimistic)
+        remove, add = self._plds(pessimistic, refinement)
         value = max(remove.epsilon(target_delta), add.epsilon(target_delta))
-        if pessimistic:
-            floor = max(p.inf_mass + p.error for p in (remove, add))
-            if target_delta < SMALL_DELTA or target_delta < 1e3 * floor:  # tails bounded analytically
-                from ._pld_tail import tilted_epsilon
+        floor = max(p.inf_mass + abs(p.error) for p in (remove, add))
+        # the upper side also tries tilting near its error floor (which it charges in full); the lower
+        # side subtracts the floor, which costs little until the target is within 10x of it
+        small = target_delta < SMALL_DELTA or target_delta < (1e3 if pessimistic else 10.0) * floor
+        if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
+            from ._pld_tail import tilted_epsilon
 
-                value = min(value, tilted_epsilon(_merged(self._leaves), self.neighbouring, self.step(True), target_delta))
-            return min(round_up(value), self._pure_epsilon())
+            step = self.step(pessimistic) / 2**refinement
+            tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
+            value = min(value, tilted) if pessimistic else max(value, tilted)
+        if pessimistic:
+            return min(_up(value), self._pure_epsilon())
         return round_down(value)
 
     def _delta(self, target_epsilon: float, pessimistic: bool) -> float:
@@ -205,7 +244,7 @@ class PLDAccountant:
             from ._pld_tail import tilted_delta
 
             value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.step(True), target_epsilon))
-        return min(1.0, round_up(value)) if pessimistic else round_down(value)
+        return min(1.0, _up(value)) if pessimistic else round_down(value)
 
     def _pure_epsilon(self) -> float:
         """Basic composition when every leaf is unsampled randomized response or Laplace (else inf);
@@ -224,15 +263,27 @@ class PLDAccountant:
             total += count * scale * Fraction(leaf.param)
         return fraction_up(total)
 
-    def _plds(self, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
-        if pessimistic not in self._cache:
+    def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
+        key = pessimistic if refinement == 0 else (pessimistic, refinement)
+        if key not in self._cache:
             leaves = _merged(self._leaves)
-            step = self.step(pessimistic)
-            self._cache[pessimistic] = compose_leaves(leaves, self.neighbouring, step, pessimistic)
-        return self._cache[pessimistic]
+            step = self.step(pessimistic) / 2**refinement
+            self._cache[key] = compose_leaves(leaves, self.neighbouring, step, pessimistic)
+        return self._cache[key]
+
+    def _lower_cells(self, refinement: int) -> int:
+        remove, add = self._plds(False, refinement)
+        return max(remove.pmf.size, add.pmf.size)
 
     def __repr__(self) -> str:
         return f"PLDAccountant(neighbouring={self.neighbouring!r}, leaves={sum(self._leaves.values())})"
+
+
+def _up(value: float) -> float:
+    """Round an upper bound up, keeping an exact 0 exact: the read-outs return 0.0 only when the
+    outward-rounded delta at epsilon 0 (or the bound itself) is already within target, so no rounding
+    error remains to cover (rounding 0.0 up would give the smallest subnormal, 2e-323, not 0)."""
+    return 0.0 if value == 0.0 else round_up(value)
 
 
 def _merged(leaves: Counter[Leaf]) -> Counter[Leaf]:

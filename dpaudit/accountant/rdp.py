@@ -10,8 +10,14 @@ and, when every event is pure DP, also by basic composition (the order alpha = i
 are listed in :mod:`._rdp_formulas`. Under replace-one the Gaussian and Laplace sensitivity is 2C, as
 for the PLD accountant (dp_accounting's RDP accountant ignores this: its issue #378).
 
-Not supported (UnsupportedEventError): Poisson subsampling under replace-one (no RDP bound is
-implemented for it; :class:`~dpaudit.accountant.PLDAccountant` supports it).
+Poisson subsampling under replace-one (Gaussian and Laplace leaves): the sampled step's output pair is
+((1-q) R + q P', (1-q) R + q Q') with R the output without the record, P', Q' with it and its
+replacement; the proof of Wang, Balle & Kasiviswanathan (2019, Thm 9) uses only this decomposition and a
+Renyi bound for each of the pairs (P', Q'), (R, P'), (R, Q'), here the base curve at sensitivity 2C (the
+replace-one pair; the add/remove pairs at sensitivity C have smaller curves for additive noise), so
+their bound applies. Its pure-DP level is not amplified (a mixture's likelihood ratio is at most its
+components' largest, e^{2 eps}). Other Poisson-sampled leaves under replace-one are refused
+(UnsupportedEventError; :class:`~dpaudit.accountant.PLDAccountant` supports them).
 
 Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
@@ -48,11 +54,22 @@ __all__ = ["RDPAccountant", "DEFAULT_ORDERS"]
 
 
 def _check(leaf: Leaf, relation: str) -> str | None:
+    if leaf.kind == "tree":  # a sampled sub-tree: its composed curve, then the sampling theorem
+        if leaf.sampling == "wr":
+            return "no Renyi-DP bound is implemented for sampling with replacement (use PLDAccountant)"
+        if leaf.sampling == "poisson" and relation == "replace_one":
+            return ("no Renyi-DP bound is implemented for Poisson subsampling of a sub-tree under replace-one "
+                    "(use PLDAccountant, which supports it)")
+        for inner, _ in leaf.inner:
+            reason = _check(inner, relation)
+            if reason is not None:
+                return reason
+        return None
     if leaf.kind in NEW_KINDS and rdp_check(leaf, relation) is not None:  # accountant-breadth leaves
         return rdp_check(leaf, relation)
-    if leaf.sampling == "poisson" and relation == "replace_one":
-        return ("no Renyi-DP bound is implemented for Poisson subsampling under replace-one "
-                "(use PLDAccountant, which supports it)")
+    if leaf.sampling == "poisson" and relation == "replace_one" and leaf.kind not in ("gaussian", "laplace"):
+        return ("no Renyi-DP bound is implemented for Poisson subsampling under replace-one of this event "
+                "(only Gaussian and Laplace noise; use PLDAccountant, which supports it)")
     return None
 
 
@@ -123,7 +140,10 @@ class RDPAccountant:
             return round_up(self._pure, ulps=8)
         a, rho = self.orders, self._rdp
         values = rho + np.log1p(-1.0 / a) - (math.log(target_delta) + np.log(a)) / (a - 1)
-        best = float(np.max([np.min(values), 0.0]))
+        smallest = float(np.min(values))
+        if smallest <= -1e-9:  # met at epsilon 0 with a margin far above the float error: an exact zero
+            return 0.0
+        best = max(smallest, 0.0)
         return min(round_up(best, ulps=16), round_up(self._pure, ulps=8))
 
     def delta(self, target_epsilon: float) -> float:
@@ -173,22 +193,44 @@ class RDPAccountant:
             return pure_epsilon(leaf, scale)
         return math.inf if leaf.kind == "gaussian" else leaf.param * scale
 
+    def _tree_curve(self, leaf: Leaf):
+        """The RDP curve of a sampled sub-tree's composition (sum of its leaves' curves, each at the
+        relation's sensitivity), as a function of the orders."""
+        def curve(orders: np.ndarray) -> np.ndarray:
+            sub = RDPAccountant(self.neighbouring, orders=orders)
+            return sum((n * sub._leaf_rdp(inner) for inner, n in leaf.inner), np.zeros(sub.orders.size))
+
+        return curve
+
     def _leaf_rdp(self, leaf: Leaf) -> np.ndarray:
-        scale = self._sensitivity(leaf)
         a = self.orders
+        if leaf.kind == "tree":  # Poisson (add/remove): Zhu & Wang (2019, Thm 6); WOR (replace-one): WBK Thm 9 --
+            # both hold for any mechanism with the given RDP curve, here the composed sub-tree's
+            if leaf.sampling == "poisson":
+                return poisson_general_rdp(a, leaf.q, self._tree_curve(leaf))
+            pure = math.fsum(n * self._leaf_pure(inner) for inner, n in leaf.inner)
+            return wor_general_rdp(a, leaf.q, self._tree_curve(leaf), pure)
+        scale = self._sensitivity(leaf)
         if leaf.sampling is None:
             return self._base_curve(leaf, scale)(a)
-        if leaf.sampling == "poisson":  # add/remove (replace-one refused in _check)
+        if leaf.sampling == "poisson" and self.neighbouring == "replace_one":  # Gaussian / Laplace (see _check)
+            return wor_general_rdp(a, leaf.q, self._base_curve(leaf, scale), self._base_pure(leaf, scale))
+        if leaf.sampling == "poisson":  # add/remove
             if leaf.kind == "gaussian":
                 return poisson_gaussian_rdp(a, leaf.q, leaf.param)
             return poisson_general_rdp(a, leaf.q, self._base_curve(leaf, 1.0))
         return wor_general_rdp(a, leaf.q, self._base_curve(leaf, scale), self._base_pure(leaf, scale))
 
     def _leaf_pure(self, leaf: Leaf) -> float:
+        if leaf.kind == "tree":
+            eps = math.fsum(n * self._leaf_pure(inner) for inner, n in leaf.inner)
+            return eps if not math.isfinite(eps) else math.log1p(leaf.q * math.expm1(eps))
         scale = self._sensitivity(leaf)
         eps = self._base_pure(leaf, scale)
         if leaf.sampling is None or not math.isfinite(eps):
             return eps
+        if leaf.sampling == "poisson" and self.neighbouring == "replace_one":
+            return eps  # not amplified (see the module docstring)
         # Poisson (add/remove) and without replacement (replace-one): ln(1 + q(e^eps - 1))
         # (Balle, Barthe & Gaboardi 2018, Thms 8 and 9)
         return math.log1p(leaf.q * math.expm1(eps))

@@ -324,6 +324,11 @@ def _dpsgd(args: argparse.Namespace) -> int:
                            [[r["method"], r["epsilon_upper"], r["epsilon_lower"], r["note"]] for r in rows])
             + f"\n({UPPER_NOTE}; epsilon_lower is the PLD's lower bound on the exact value)")
     payload = {"command": "dpsgd", "bound": "upper", "inputs": inputs, "results": rows}
+    finite = [r for r in rows if r["epsilon_upper"] is not None]
+    if finite:  # every row is a sound upper bound on the same epsilon: their minimum is one too
+        best = min(finite, key=lambda r: r["epsilon_upper"])
+        payload["best"] = {"epsilon_upper": best["epsilon_upper"], "method": best["label"]}
+        text += f"\ntightest sound bound: epsilon_upper = {format_number(best['epsilon_upper'], 6)} ({best['label']})"
     if args.plot:
         _dpsgd_plot(args.plot, sigma, q, steps, delta, relation)
         payload["plot"] = args.plot

@@ -376,3 +376,23 @@ def test_profile_pairs_stay_valid_far_out_and_huge_parameters_are_refused_or_spl
         assert not PLDAccountant().supports(event)
     split = PLDAccountant(discretisation_interval=0.05).compose(SelfComposed(ZCDP(300.0), 3))  # 900 in <= 400 parts
     assert split.epsilon(1e-5) >= gaussian_epsilon(1e-5, math.sqrt(2 * 900.0))
+
+
+def test_interop_is_reachable_from_events_lazily_and_explains_a_missing_dp_accounting():
+    """``import dpaudit.events`` loads neither the interop layer nor dp_accounting; without dp_accounting
+    the conversion raises an ImportError naming the extra to install."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "import dpaudit.events as ev\n"
+            "assert 'dpaudit.interop' not in sys.modules and 'dp_accounting' not in sys.modules\n"
+            "sys.modules['dp_accounting'] = None  # as if it were not installed\n"
+            "try:\n"
+            "    ev.to_dp_accounting(ev.Gaussian(1.0))\n"
+            "except ImportError as exc:\n"
+            "    assert 'dp-accounting' in str(exc), exc\n"
+            "else:\n"
+            "    raise SystemExit('no ImportError')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

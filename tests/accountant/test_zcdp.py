@@ -143,3 +143,73 @@ def test_pld_merges_zcdp_events_into_one_dominating_pair():
     pld = PLDAccountant().compose(SelfComposed(ZCDP(0.01), 100)).epsilon(1e-6)
     cks = zcdp_epsilon(1.0, 1e-6)
     assert gaussian_epsilon(1e-6, math.sqrt(2.0)) <= pld <= cks * (1 + 1e-3)
+
+
+# ----------------------------------------------------------------------------- one interface on every accountant
+_INTERFACE = ("compose", "supports", "epsilon", "delta", "profile", "tradeoff", "rdp", "rho")
+
+
+@pytest.mark.parametrize("kind", [PLDAccountant, RDPAccountant, ZCDPAccountant, OpacusAccountant])
+def test_every_accountant_has_the_shared_interface_and_agrees_on_a_gaussian(kind):
+    """Two Gaussian steps compose to mu = sqrt(1/4 + 1/16): exact RDP alpha mu^2/2, rho mu^2/2, and the exact
+    GDP profile and trade-off curve bound every accountant's answers from the right side."""
+    from scipy.stats import norm
+
+    acct = kind()
+    assert all(callable(getattr(acct, name)) for name in _INTERFACE)
+    event = Composed([Gaussian(2.0), Gaussian(4.0)])
+    assert acct.supports(event) and not acct.supports(PureDP(1.0)) == (kind is OpacusAccountant)
+    acct.compose(event)
+    mu = math.sqrt(1 / 4 + 1 / 16)
+    orders = np.array([1.5, 2.0, 10.0])
+    assert np.allclose(acct.rdp(orders), orders * mu**2 / 2, rtol=1e-12)
+    assert acct.rho() == pytest.approx(mu**2 / 2, rel=1e-12) and acct.rho() >= mu**2 / 2 * (1 - 1e-15)
+    eps = np.array([0.0, 0.5, 1.5])
+    profile = acct.profile(eps)
+    assert np.all(profile <= np.array([acct.delta(float(e)) for e in eps]))  # PLD: the exact GDP curve here
+    assert np.all(profile >= np.array([gaussian_delta(float(e), mu) for e in eps]) * (1 - 1e-12))
+    alphas = np.array([0.01, 0.2, 0.5])
+    assert np.all(acct.tradeoff(alphas) <= norm.cdf(norm.ppf(1 - alphas) - mu) + 1e-12)
+    assert acct.epsilon(1e-5) >= gaussian_epsilon(1e-5, mu) * (1 - 1e-12)
+
+
+def test_pld_rdp_is_the_sum_of_leaf_curves_and_infinite_without_one():
+    event = Composed([SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 100), DiscreteLaplace(3.0), BoundedRange(0.3)])
+    orders = [1.5, 2.0, 32.0]
+    assert np.array_equal(PLDAccountant().compose(event).rdp(orders), RDPAccountant().compose(event).rdp(orders))
+    from dpaudit.events import ApproxDP
+
+    assert np.all(PLDAccountant().compose(ApproxDP(1.0, 1e-6)).rdp(orders) == math.inf)
+    assert np.all(PLDAccountant("replace_one").compose(PoissonSampled(0.1, PureDP(1.0))).rdp(orders) == math.inf)
+    replaced = PoissonSampled(0.1, Gaussian(1.0))  # replace-one Poisson Gaussian: an RDP bound exists (issue 19)
+    assert np.array_equal(PLDAccountant("replace_one").compose(replaced).rdp(orders),
+                          RDPAccountant("replace_one").compose(replaced).rdp(orders))
+    with pytest.raises(InvalidArgument, match="orders"):
+        PLDAccountant().rdp([1.0])
+
+
+def test_opacus_accountant_composes_step_trees_and_refuses_anything_else_unchanged():
+    acct = OpacusAccountant()
+    acct.step(noise_multiplier=1.0, sample_rate=0.01)
+    acct.compose(SelfComposed(Composed([PoissonSampled(0.01, Gaussian(1.0)), PoissonSampled(0.5, PoissonSampled(0.1, Gaussian(2.0)))]), 10))
+    assert acct.history == [(1.0, 0.01, 11), (2.0, 0.05, 10)] and len(acct) == 21
+    for bad in (Composed([Gaussian(1.0), PureDP(1.0)]), PoissonSampled(0.1, Laplace(1.0))):
+        assert not acct.supports(bad)
+        with pytest.raises(UnsupportedEventError, match="OpacusAccountant"):
+            acct.compose(bad)
+    assert acct.history == [(1.0, 0.01, 11), (2.0, 0.05, 10)]
+    assert acct.rho() == math.inf
+    expected = RDPAccountant().compose(acct.event())
+    assert np.allclose(acct.rdp([2.0, 8.0]), expected.rdp([2.0, 8.0]), rtol=1e-12)
+    assert acct.epsilon(1e-5) == acct.get_epsilon(1e-5) <= expected.epsilon(1e-5)
+    assert acct.delta(1.0) == acct.get_delta(1.0)
+    zcdp = OpacusAccountant(mechanism="zcdp").compose(SelfComposed(Gaussian(2.0), 3))
+    assert zcdp.rho() == pytest.approx(3 / 8) and not zcdp.supports(PoissonSampled(0.1, Gaussian(1.0)))
+    with pytest.raises(InvalidArgument, match="num_steps"):
+        acct.load_state_dict({"history": [(1.0, 0.1, 0)]})
+    with pytest.raises(InvalidArgument, match="state"):
+        acct.load_state_dict({"steps": []})
+    assert len(acct) == 21
+    big = OpacusAccountant()
+    big.load_state_dict({"history": [(1.0, 0.01, 10**9)]})  # restored in O(history), not O(steps)
+    assert big.history == [(1.0, 0.01, 10**9)]
