@@ -24,6 +24,12 @@ from gate import fault_mechanisms as faults  # noqa: E402
 M = "gate.fault_mechanisms"
 
 
+def _default_interrupts() -> None:
+    """In the child: SIGINT handled as usual even when this process was started with it ignored (a
+    background job of a non-interactive shell), so the interrupt scenarios test the command, not the shell."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def write(tmp_path: Path, text: str, name: str = "gate.toml") -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -308,7 +314,8 @@ def test_interrupt_by_pid_exits_130_with_one_line_and_stops_the_entry(tmp_path, 
     env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "DPAUDIT_TEST_PID_DIR": str(pids)}
     process = subprocess.Popen([sys.executable, "-m", "dpaudit", "check", str(config)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                               preexec_fn=_default_interrupts)
     try:
         entry_pid = _wait_for_pid_file(pids, process)
         os.kill(process.pid, signum)
@@ -341,8 +348,12 @@ def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, mo
         os.kill(os.getpid(), signal.SIGINT)  # arrives before run_isolated has returned from start()
 
     monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start_then_interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        run_isolated(faults.hangs, ([0.0], 10, None))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if this run was started ignoring it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_isolated(faults.hangs, ([0.0], 10, None), timeout=120)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(children) == 1
     deadline = time.monotonic() + 10
     while _alive(children[0]) and time.monotonic() < deadline:
