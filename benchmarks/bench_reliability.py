@@ -230,14 +230,18 @@ def write_report(rows: list[dict], soundness: list[dict]) -> None:
         "",
         "A *correct* Laplace mechanism (epsilon = 1) that ignores its `rng` and draws from `numpy.random`, audited at 10^6",
         "samples per input, confidence 0.95, with 16 worker processes. A sound auditor certifies above the true epsilon in",
-        "at most 5% of audits. *Without seeding* replays the sampler as it was before the fix (the global state is not",
-        "seeded per block, so forked workers draw copies of one state).",
+        "at most 5% of audits. *Without seeding* switches off the per-block seeding of the global state and the randomness",
+        "probe (which would otherwise fall back to one process). It is not a faithful replay of the sampler before the fix:",
+        "the issue measured 23 of 40 audits above the truth there (forked workers replaying one global state), while the",
+        "current process pool draws differently, so a clean row here does not show that the old failure is gone; the",
+        "per-block seeding is what makes such a mechanism reproducible and independent across workers (tested in",
+        "`tests/gate/test_reliability.py`).",
         "",
         "| global state seeded per block | audits | certified above the true epsilon 1 | largest bound |",
         "|---|---|---|---|",
     ]
     for row in soundness:
-        lines.append(f"| {'yes' if row['seeded'] else 'no (before the fix)'} | {row['audits']} | {row['above_truth']} | {row['max_bound']:.4f} |")
+        lines.append(f"| {'yes' if row['seeded'] else 'no (seeding and probe switched off)'} | {row['audits']} | {row['above_truth']} | {row['max_bound']:.4f} |")
     path = ROOT / "reports" / "reliability.md"
     memory = ROOT / "reports" / "optimal_memory.json"
     if memory.exists():  # measured by bench_accountant.py; quoted here, not re-measured
@@ -258,4 +262,8 @@ def write_report(rows: list[dict], soundness: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--render"]:  # rewrite the Markdown from the last run's JSON
+        saved = json.loads((ROOT / "reports" / "reliability.json").read_text())
+        write_report(saved["scenarios"], saved["soundness"])
+    else:
+        main()
