@@ -98,6 +98,30 @@ class _CountTask:
             raise MechanismError(f"{where}: the outputs (shape {outputs.shape}) do not fit the witness event: {exc}") from exc
 
 
+def check_run(samples: Any, confidence_level: Any, seed: Any, selection_fraction: Any,
+              workers: Any) -> tuple[int, float, int, float, int | None]:
+    """The run parameters shared by ``audit`` and ``audit_curve``, validated (each error names its argument)."""
+    samples = check_positive_int(samples, "samples")
+    if samples < MIN_SAMPLES:
+        raise InvalidArgument("samples", f"samples={samples} must be >= {MIN_SAMPLES}")
+    confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
+    seed = check_nonnegative_int(seed, "seed")
+    selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
+    if workers is not None:
+        workers = check_positive_int(workers, "workers")
+    return samples, confidence_level, seed, selection_fraction, workers
+
+
+def probe_run(mechanism: Callable, d: Any, d_prime: Any, seed: int, samples: int, workers: int | None,
+              scheduler: Any) -> tuple[Any, list[str], int | None, Any]:
+    """Probe the mechanism's randomness before sampling (``probe_randomness``): its warnings, and the workers and
+    scheduler to use — a mechanism reading an unseeded source runs in one process, so its samples stay independent."""
+    probe = probe_randomness(mechanism, d, d_prime, seed, size=max(16, min(256, samples // 100)))
+    if probe.unseeded:
+        workers, scheduler = 1, False
+    return probe, list(probe.warnings), workers, scheduler
+
+
 def _check_mechanism(mechanism: Any) -> Callable:
     if not callable(mechanism):
         raise InvalidArgumentType("mechanism", f"mechanism={mechanism!r} must be callable as mechanism(data, size, rng)")
@@ -272,22 +296,13 @@ def audit(
     mechanism = _check_mechanism(mechanism)
     epsilon = check_epsilon(epsilon, "epsilon")
     delta = check_delta(delta, "delta")
-    samples = check_positive_int(samples, "samples")
-    if samples < MIN_SAMPLES:
-        raise InvalidArgument("samples", f"samples={samples} must be >= {MIN_SAMPLES}")
-    confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
-    seed = check_nonnegative_int(seed, "seed")
-    selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
+    samples, confidence_level, seed, selection_fraction, workers = check_run(samples, confidence_level, seed,
+                                                                             selection_fraction, workers)
     certified_events = check_positive_int(certified_events, "certified_events")
-    if workers is not None:
-        workers = check_positive_int(workers, "workers")
     witness = _check_witness(witness, direction)
 
     started = time.perf_counter()
-    probe = probe_randomness(mechanism, d, d_prime, seed, size=max(16, min(256, samples // 100)))
-    warnings = list(probe.warnings)
-    if probe.unseeded:
-        workers, scheduler = 1, False  # independent samples need one stream of the unseeded source
+    probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
     n_select = 0 if witness is not None else selection_size(samples, selection_fraction)
     n_stream = stream_size(samples, selection_fraction, n_select, delta) if witness is None and TAIL_SEARCH else 0
     n_certify = samples - n_select - n_stream

@@ -35,14 +35,14 @@ import numpy as np
 from scipy.stats import norm
 
 from .._numeric import round_down
-from .._validation import check_choice, check_delta, check_nonnegative_int, check_positive_int, check_probability, check_real
+from .._validation import check_choice, check_delta, check_nonnegative_int, check_real
 from ..accountant.curves import ProfileTradeoff, as_tradeoff, gdp_epsilon, gdp_mu_lower, gdp_tradeoff, tradeoff_from_profile
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError, UnsupportedEventError
 from ..events import PrivacyEvent
 from ..guarantee import Guarantee
 from ..reporting import json_ready
 from ..stats import clopper_pearson_upper
-from .audit import DIRECTIONS, MIN_SAMPLES, _check_mechanism, _Sampler, degenerate_warning, selection_size
+from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import probe_outcomes, shape_outcome
 from .sampling import (
     PHASE_CERTIFY,
@@ -53,7 +53,6 @@ from .sampling import (
     block_sizes,
     choose_backend,
     draw_block,
-    probe_randomness,
 )
 from .search import conservative_upper, find_atoms, pattern_counts, score_projections
 from .witness import PatternSet, ScoreRegion, Witness, witness_from_dict
@@ -519,15 +518,9 @@ def audit_curve(
         (False, True)
     """
     mechanism = _check_mechanism(mechanism)
-    samples = check_positive_int(samples, "samples")
-    if samples < MIN_SAMPLES:
-        raise InvalidArgument("samples", f"samples={samples} must be >= {MIN_SAMPLES}")
-    confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
-    seed = check_nonnegative_int(seed, "seed")
-    selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
+    samples, confidence_level, seed, selection_fraction, workers = check_run(samples, confidence_level, seed,
+                                                                             selection_fraction, workers)
     spread_points = check_nonnegative_int(spread_points, "spread_points")
-    if workers is not None:
-        workers = check_positive_int(workers, "workers")
     if isinstance(deltas, (str, bytes)) or not isinstance(deltas, (Sequence, np.ndarray)):
         raise InvalidArgumentType("deltas", f"deltas={deltas!r} must be a sequence of deltas")
     extra_deltas = [check_delta(value, "deltas") for value in deltas]
@@ -537,10 +530,7 @@ def audit_curve(
     resolved = resolve_claim(claim, mechanism, delta)
 
     started = time.perf_counter()
-    probe = probe_randomness(mechanism, d, d_prime, seed, size=max(16, min(256, samples // 100)))
-    warnings = list(probe.warnings)
-    if probe.unseeded:
-        workers, scheduler = 1, False  # independent samples need one stream of the unseeded source
+    probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
     dtypes, widths = probe_outcomes(mechanism, d, d_prime, seed)
     n_select = 0 if given is not None else selection_size(samples, selection_fraction)
     n_certify = samples - n_select

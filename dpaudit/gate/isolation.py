@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -78,15 +79,14 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
     started = time.monotonic()
     process = context.Process(target=_child, args=(sender, function, arguments), daemon=False)
     # An interrupt that lands while the child is being forked must not leave it running unowned in its own
-    # session: interrupts are held back until the child exists and the cleanup below is in force.
+    # session: this thread holds interrupts back until the child exists, and the cleanup below covers a child
+    # started at all (another thread may take the signal and raise here while start() is still returning).
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
     try:
-        process.start()
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        raise
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held-back interrupt is raised here, inside the try
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held-back interrupt is raised here
         sender.close()
         while True:
             elapsed = time.monotonic() - started
@@ -115,6 +115,8 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
         raise EntryError("error", message[1], message[2])
     finally:
         receiver.close()
-        if process.is_alive():
-            process.join(2)
-        _stop(process)
+        sender.close()
+        if process.pid is not None:  # started, perhaps interrupted right after the fork
+            if process.is_alive() and sys.exc_info()[0] is None:
+                process.join(2)  # it reported: let it exit on its own
+            _stop(process)

@@ -331,8 +331,10 @@ def test_interrupt_by_pid_exits_130_with_one_line_and_stops_the_entry(tmp_path, 
     assert not _alive(entry_pid), "the interrupted entry's process is still running"
 
 
-def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, monkeypatch):
-    """The child is forked into its own session; an interrupt landing during the fork must not orphan it."""
+@pytest.mark.parametrize("how", ["signal", "raised"])
+def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, monkeypatch, how):
+    """The child is forked into its own session; an interrupt landing during the fork must not orphan it, whether
+    this thread receives it (held back, then raised) or another thread does (raised while start() returns)."""
     import multiprocessing.context
 
     from dpaudit.gate.isolation import run_isolated
@@ -345,6 +347,8 @@ def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, mo
     def start_then_interrupt(self):
         original(self)
         children.append(self.pid)
+        if how == "raised":
+            raise KeyboardInterrupt
         os.kill(os.getpid(), signal.SIGINT)  # arrives before run_isolated has returned from start()
 
     monkeypatch.setattr(multiprocessing.context.ForkProcess, "start", start_then_interrupt)
