@@ -21,6 +21,9 @@ from dpaudit.accountant import advanced, amplify, optimal, optimal_delta, per_st
 from dpaudit.accountant.optimal import CHUNK, MAX_K
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the independent reference the tests use
+from mp_reference import mp_delta_pure  # noqa: E402
+
 REFERENCE = ROOT.parent / "shared" / "refs" / "accounting" / "reference.json"
 
 SPEED_CASES = [
@@ -38,33 +41,6 @@ MEMORY_CASES = [(0.01, 1e-5), (1.0, 1e-5), (1e-4, 1e-10)]  # (eps0, target delta
 #: (eps0, k, delta) checked against the 50-digit mpmath reference below (k = 10^12 only where the
 #: reference's own O(sd) loop is short: eps0 = 10 gives sd = sqrt(k p q) ~ 7e3).
 MPMATH_CASES = [(0.01, 10**6, 1e-5), (0.01, 10**7, 1e-5), (1e-4, 10**7, 1e-10), (0.01, 10**9, 1e-5), (10.0, 10**12, 1e-5)]
-
-
-def mp_delta_pure(epsilon0: float, k: int, epsilon_total: float, dps: int = 40) -> mp.mpf:
-    """Independent 40-digit delta_pure(eps) = sum_{L_j > eps} P_j (1 - e^{eps - L_j}): one loggamma anchor,
-    then the exact recurrence P_{j+1} = P_j (k-j)/(j+1) e^eps0 upward until the terms are negligible."""
-    with mp.workdps(dps):
-        e0, eps = mp.mpf(epsilon0), mp.mpf(epsilon_total)
-        start = int(mp.floor((eps / e0 + k) / 2)) + 1
-        while start - 1 >= 0 and (2 * (start - 1) - k) * e0 > eps:
-            start -= 1
-        while start <= k and (2 * start - k) * e0 <= eps:
-            start += 1
-        log_p = -mp.log1p(mp.exp(-e0))
-        term = mp.exp(mp.loggamma(k + 1) - mp.loggamma(start + 1) - mp.loggamma(k - start + 1)
-                      + start * log_p + (k - start) * (log_p - e0))
-        growth, shrink = mp.exp(e0), mp.exp(-2 * e0)
-        factor = mp.exp(eps - (2 * start - k) * e0)
-        total, j, mode = mp.mpf(0), start, (k + 1) * mp.exp(log_p)
-        negligible = mp.mpf(10) ** (-dps + 5)
-        while j <= k:
-            total += term * (1 - factor)
-            if j > mode and term < total * negligible:
-                break
-            term *= mp.mpf(k - j) / (j + 1) * growth
-            factor *= shrink
-            j += 1
-        return total
 
 
 def _measure(eps0: float, k: int, delta: float) -> dict:
@@ -90,8 +66,8 @@ def large_k_section() -> list[str]:
     for eps0, k, delta in MPMATH_CASES:
         got = optimal(eps0, k, delta).epsilon
         start = time.perf_counter()
-        at_result = mp_delta_pure(eps0, k, got)
-        below = mp_delta_pure(eps0, k, got * (1 - 1e-10))
+        at_result = mp_delta_pure(eps0, k, got, dps=40)
+        below = mp_delta_pure(eps0, k, got * (1 - 1e-10), dps=40)
         checks.append({"eps0": eps0, "k": k, "delta": delta, "epsilon_upper": got,
                        "mpmath_delta_at_result": float(at_result), "mpmath_delta_at_result_minus_1e-10": float(below),
                        "upper_bound": bool(at_result <= delta), "exact_to_1e-10": bool(below > delta),

@@ -22,34 +22,7 @@ from dpaudit.accountant.compare import compare_compositions
 from dpaudit.accountant.optimal import MAX_K
 from dpaudit.accountant.per_step import PER_STEP_OPTIMAL_MAX_K
 from dpaudit.errors import InvalidArgument
-
-
-def mp_delta_pure(epsilon0: float, k: int, epsilon_total: float, dps: int = 50) -> mp.mpf:
-    """sum_{j: (2j-k) eps0 > eps} P_j (1 - e^{eps - (2j-k) eps0}), summed upward until negligible."""
-    with mp.workdps(dps):
-        e0, eps = mp.mpf(epsilon0), mp.mpf(epsilon_total)
-        start = int(mp.floor((eps / e0 + k) / 2)) + 1
-        while start - 1 >= 0 and (2 * (start - 1) - k) * e0 > eps:
-            start -= 1
-        while start <= k and (2 * start - k) * e0 <= eps:
-            start += 1
-        log_p = -mp.log1p(mp.exp(-e0))
-        log_q = log_p - e0
-        term = mp.exp(mp.loggamma(k + 1) - mp.loggamma(start + 1) - mp.loggamma(k - start + 1)
-                      + start * log_p + (k - start) * log_q)
-        growth, shrink = mp.exp(e0), mp.exp(-2 * e0)
-        factor = mp.exp(eps - (2 * start - k) * e0)  # e^{eps - L_j}, multiplied by e^{-2 eps0} per step
-        total, j = mp.mpf(0), start
-        mode = (k + 1) * mp.exp(log_p)
-        negligible = mp.mpf(10) ** (-dps + 5)
-        while j <= k:
-            total += term * (1 - factor)
-            if j > mode and term < total * negligible:
-                break
-            term *= mp.mpf(k - j) / (j + 1) * growth
-            factor *= shrink
-            j += 1
-        return total
+from mp_reference import mp_delta_pure  # tests/: the independent reference
 
 
 @pytest.mark.parametrize(("eps0", "k", "delta"), [
