@@ -39,6 +39,8 @@ _LAZY = {
     "dpsgd_noise_multiplier": "dpaudit.accountant.calibration",
     "EpsilonUpper": "dpaudit.accountant.best",
     "epsilon_upper": "dpaudit.accountant.best",
+    "bounded_range_composition": "dpaudit.accountant.bounded_range",
+    "BoundedRangeComposition": "dpaudit.accountant.bounded_range",
     "gdp_delta": "dpaudit.accountant.curves",
     "gdp_epsilon": "dpaudit.accountant.curves",
     "gdp_tradeoff": "dpaudit.accountant.curves",

@@ -27,6 +27,11 @@ bound is also computed by exponential tilting (:mod:`._pld_tail`: delta(eps) = M
 the tail beyond the grid bounded by its tilted mass), which stays finite and tight down to 1e-30 and
 beyond; the smaller of the two sound bounds is returned.
 
+Compositions of bounded-range mechanisms alone (``BoundedRange(eps)`` composed any number of times, up
+to :data:`.bounded_range.MAX_WORK`) are not discretised as a dominating pair: their exact optimal adaptive
+composition (Dong, Durfee & Rogers 2020) is computed instead (:mod:`.bounded_range`), with both ends
+certified; ``epsilon``/``delta`` return its upper end and the intervals bracket the optimum itself.
+
 Exact Gaussian compositions are merged before discretising (k Gaussians with noise multipliers s_i
 compose exactly to one with 1/s^2 = sum 1/s_i^2; Dong, Roth & Su 2022).
 
@@ -130,6 +135,9 @@ class PLDAccountant:
     def step(self, pessimistic: bool = True) -> float:
         """The grid step in use for the upper (or lower) bound, chosen from the composed events
         unless fixed."""
+        exact = self._bounded_range()
+        if exact is not None:
+            return exact.step
         if self.discretisation_interval is not None:
             return self.discretisation_interval
         return plan_step(_merged(self._leaves), self.neighbouring, pessimistic)
@@ -157,6 +165,9 @@ class PLDAccountant:
         upper = self._epsilon(target_delta, pessimistic=True)
         lower = self._epsilon(target_delta, pessimistic=False)
         refinement = 0
+        if self._bounded_range() is not None:  # the exact optimum's own bracket: no grid to refine
+            self._last_refinement = 0
+            return min(lower, upper), upper
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
                and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
@@ -211,9 +222,29 @@ class PLDAccountant:
         return accountant_tradeoff(self, alphas, self.gaussian_mu())
 
     # ------------------------------------------------------------------ internals
+    def _bounded_range(self) -> Any:
+        """The exact optimal composition when every leaf is an unsampled BoundedRange of one epsilon and
+        it is within :data:`.bounded_range.MAX_WORK`, else None (cached with the PLDs)."""
+        if "br" not in self._cache:
+            self._cache["br"] = None
+            if len(self._leaves) == 1:
+                (leaf, count), = self._leaves.items()
+                if leaf.kind == "br" and leaf.sampling is None:
+                    from .bounded_range import bounded_range_cells, bounded_range_composition
+
+                    cells = bounded_range_cells(leaf.param, count, self.discretisation_interval)
+                    if cells is not None:
+                        self._cache["br"] = bounded_range_composition(leaf.param, count, cells)
+        return self._cache["br"]
+
     def _epsilon(self, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
         if not self._leaves:
             return 0.0
+        exact = self._bounded_range()
+        if exact is not None:
+            if pessimistic:
+                return min(exact.epsilon(target_delta), self._pure_epsilon())
+            return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
             pure = self._pure_epsilon()
             return pure
@@ -236,6 +267,9 @@ class PLDAccountant:
     def _delta(self, target_epsilon: float, pessimistic: bool) -> float:
         if not self._leaves:
             return 0.0
+        exact = self._bounded_range()
+        if exact is not None:
+            return exact.delta(target_epsilon) if pessimistic else exact.delta_lower(target_epsilon)
         if pessimistic and target_epsilon >= self._pure_epsilon():
             return 0.0
         remove, add = self._plds(pessimistic)
