@@ -77,8 +77,15 @@ class GridPLD:
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
         return result.truncate(tail_mass, noise=level)
 
-    def self_compose(self, count: int, tail_mass: float = TAIL_MASS) -> GridPLD:
-        """``count``-fold composition by exponentiation by squaring (O(log count) convolutions)."""
+    def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None,
+                     cells_per_sd: float = 0.0) -> GridPLD:
+        """``count``-fold composition by exponentiation by squaring (O(log count) convolutions).
+
+        Multi-resolution (pessimistic only): with ``final_step`` = 2^r ``step``, the grid is coarsened by 2
+        (:meth:`coarsen`) whenever the squared block's loss has at least ``cells_per_sd`` coarse cells per
+        standard deviation, and the result ends on ``final_step``. A split adds at most (2 step)^2 / 4 to
+        the variance of a block whose variance is many times larger, once per copy of the block, so the
+        added error stays a small fraction of the fine leaf's own while the FFTs shrink with the grid."""
         if count < 1:
             raise ValueError("count must be >= 1")
         result: GridPLD | None = None
@@ -90,8 +97,46 @@ class GridPLD:
             if not count:
                 break
             power = power.compose(power, tail_mass)
+            while final_step is not None and power.step * 1.5 < final_step and \
+                    power.loss_sd() >= cells_per_sd * 2.0 * power.step:
+                power = power.coarsen(2)
+            if result is not None and result.step < power.step:
+                result = result.coarsen(round(power.step / result.step))
         assert result is not None
+        if final_step is not None and result.step * 1.5 < final_step:
+            result = result.coarsen(round(final_step / result.step))
         return result
+
+    def coarsen(self, factor: int) -> GridPLD:
+        """The PLD on the grid of step ``factor * step`` (pessimistic only): every atom is split onto the two
+        coarse grid points around it keeping its P- and Q-mass (connect the dots; Doroshenko et al. 2022),
+        the inverse of a merge, so the new pair dominates the old one also after composition. An atom
+        r fine cells above its coarse point sends the fraction (1 - e^{-r step}) / (1 - e^{-factor step})
+        of its P-mass up."""
+        if factor == 1:
+            return self
+        if not self.pessimistic or factor < 1:
+            raise ValueError("only pessimistic PLDs are coarsened, by an integer factor >= 1")
+        index = self.offset + np.arange(self.pmf.size)
+        low = np.floor_divide(index, factor)
+        up_share = np.expm1(-(index - low * factor) * self.step) / np.expm1(-factor * self.step)
+        base = int(low[0])
+        size = int(low[-1]) - base + 2
+        pmf = (np.bincount(low - base, weights=self.pmf * (1.0 - up_share), minlength=size)
+               + np.bincount(low - base + 1, weights=self.pmf * up_share, minlength=size))
+        if pmf[-1] == 0.0:
+            pmf = pmf[:-1]
+        error = self.error + 16.0 * _U * float(self.pmf.sum())  # the split fractions and sums, a few ulps each
+        return GridPLD(self.step * factor, base, pmf, self.inf_mass, error, True)
+
+    def loss_sd(self) -> float:
+        """Standard deviation of the finite part of the loss (planning only)."""
+        total = float(self.pmf.sum())
+        if total <= 0.0:
+            return 0.0
+        cells = np.arange(self.pmf.size, dtype=float)
+        mean = float(cells @ self.pmf) / total
+        return self.step * math.sqrt(max(0.0, float(np.square(cells - mean) @ self.pmf) / total))
 
     def truncate(self, tail_mass: float = TAIL_MASS, noise: float = 0.0) -> GridPLD:
         """Cut both tails on the declared side: the cells outside the first and last cell above the
@@ -107,10 +152,8 @@ class GridPLD:
             return self
         lo, hi = int(above[0]), int(above[-1]) + 1
         half = 0.5 * tail_mass
-        low_cum = np.cumsum(pmf[lo:hi])
-        lo += int(np.searchsorted(low_cum, half, side="right"))
-        high_cum = np.cumsum(pmf[lo:hi][::-1])
-        hi -= int(np.searchsorted(high_cum, half, side="right"))
+        lo += _cells_within(pmf[lo:hi], half)
+        hi -= _cells_within(pmf[lo:hi][::-1], half)
         if hi <= lo:  # nearly all mass in a handful of cells: keep them all
             return self
         if lo == 0 and hi == pmf.size:
@@ -191,6 +234,18 @@ class GridPLD:
         if self.pessimistic:
             return _nudge_up(self, eps, target_delta, right)
         return max(0.0, eps - 8 * math.ulp(eps) - 1e-12 * eps)
+
+
+def _cells_within(masses: np.ndarray, budget: float) -> int:
+    """How many leading cells hold at most ``budget`` of mass together (cumulative sums over a growing
+    prefix only: the tails cut are a handful of cells)."""
+    size = 64
+    while True:
+        cum = np.cumsum(masses[:size])
+        cells = int(np.searchsorted(cum, budget, side="right"))
+        if cells < cum.size or size >= masses.size:
+            return cells
+        size *= 8
 
 
 def _nudge_up(pld: GridPLD, eps: float, target: float, cap: float) -> float:

@@ -18,8 +18,12 @@ Numerical error: besides the declared-side discretisation, every number carries 
 of the FFTs (Higham 2002, Thm 24.2: about ``16 u log2(n) sqrt(n)`` in l1 per convolution, u = 2^-53,
 growing linearly with the number of compositions, e.g. ~1e-8 after 10^4 steps), which is added to every
 delta read out (subtracted for the lower bound); tails below 1e-15 of mass per operation are moved to
-the declared side. The grid step is chosen from the spread of the composed loss (about 1000 cells per
-standard deviation) unless given.
+the declared side. The grid step is chosen from the spread of the composed loss unless given: the lower
+bound uses one grid (about 1000 cells per standard deviation); the upper bound discretises the leaves on a
+grid 2^r times finer than its final one (about 250 cells per standard deviation) and coarsens each
+self-composition as it grows (``GridPLD.coarsen``: every atom split onto the coarse grid keeping its P- and
+Q-mass, which dominates it), so the leaves' discretisation error is that of the fine grid while the large
+FFTs run on the coarse one.
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
 as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
@@ -59,10 +63,18 @@ from ._pld_core import GridPLD, binomial_rr, identity
 from ._pld_leaves import build_leaf, leaf_loss_moments
 from .closed_form import fraction_up
 
-__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA", "INTERVAL_GAP", "MAX_REFINEMENTS"]
+__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
+           "INTERVAL_GAP", "MAX_REFINEMENTS"]
 
-#: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically.
+#: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
+#: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
 CELLS_PER_STANDARD_DEVIATION = 1000
+#: Upper bound (automatic grid): cells per standard deviation of the composed loss on the final grid. The
+#: leaves are discretised on a grid 2^r times finer and coarsened while they are composed
+#: (``GridPLD.self_compose``), whenever a block has BLOCK_CELLS_PER_STANDARD_DEVIATION coarse cells per
+#: standard deviation.
+FINAL_CELLS_PER_STANDARD_DEVIATION = 250
+BLOCK_CELLS_PER_STANDARD_DEVIATION = 100
 #: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
 #: out by exponential tilting with every truncated tail bounded (:mod:`._pld_tail`), and the smaller
 #: of the two sound bounds is returned.
@@ -74,6 +86,7 @@ MAX_REFINEMENTS = 4
 _MAX_LOWER_CELLS = 2**22
 _MAX_LEAF_CELLS = 2**17
 _MIN_STEP = 1e-7
+_MAX_FINE_LEVELS = 6
 
 
 class PLDAccountant:
@@ -82,9 +95,9 @@ class PLDAccountant:
     Args:
         neighbouring: "add_remove" (default) or "replace_one"; every event is interpreted under it
             (Gaussian and Laplace sensitivity doubles under replace-one).
-        discretisation_interval: grid step of the privacy loss; None (default) picks one from the
-            composed loss spread (about 1000 cells per standard deviation), which keeps results
-            within ~0.1% of the exact value at a few tens of milliseconds.
+        discretisation_interval: grid step of the privacy loss (one grid for leaves and composition);
+            None (default) plans the grids from the composed loss spread (module docstring), which keeps
+            results within ~0.05% of the exact value at a few tens of milliseconds.
 
     ``epsilon`` and ``delta`` are upper bounds (pessimistic discretisation, rounded up);
     ``epsilon_interval`` and ``delta_interval`` add the optimistic lower bound.
@@ -140,7 +153,21 @@ class PLDAccountant:
             return exact.step
         if self.discretisation_interval is not None:
             return self.discretisation_interval
-        return plan_step(_merged(self._leaves), self.neighbouring, pessimistic)
+        return self._plan(pessimistic)[0]
+
+    def _plan(self, pessimistic: bool) -> tuple[float, int]:
+        key = ("plan", pessimistic)
+        if key not in self._cache:
+            self._cache[key] = plan_grid(_merged(self._leaves), self.neighbouring, pessimistic)
+        return self._cache[key]
+
+    def leaf_step(self, pessimistic: bool = True) -> float:
+        """The grid step the leaves are discretised on: :meth:`step`, or (upper bound, automatic grid) a
+        power-of-two fraction of it, coarsened while composing."""
+        if self.discretisation_interval is not None or self._bounded_range() is not None:
+            return self.step(pessimistic)
+        final, factor = self._plan(pessimistic)
+        return final / factor
 
     # ------------------------------------------------------------------ results
     def epsilon(self, target_delta: float) -> float:
@@ -257,7 +284,7 @@ class PLDAccountant:
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
             from ._pld_tail import tilted_epsilon
 
-            step = self.step(pessimistic) / 2**refinement
+            step = self.leaf_step(pessimistic) / 2**refinement
             tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
             value = min(value, tilted) if pessimistic else max(value, tilted)
         if pessimistic:
@@ -277,7 +304,7 @@ class PLDAccountant:
         if pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
             from ._pld_tail import tilted_delta
 
-            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.step(True), target_epsilon))
+            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.leaf_step(True), target_epsilon))
         return min(1.0, _up(value)) if pessimistic else round_down(value)
 
     def _pure_epsilon(self) -> float:
@@ -302,7 +329,8 @@ class PLDAccountant:
         if key not in self._cache:
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement
-            self._cache[key] = compose_leaves(leaves, self.neighbouring, step, pessimistic)
+            fine = 1 if refinement else round(step / self.leaf_step(pessimistic))
+            self._cache[key] = compose_leaves(leaves, self.neighbouring, step, pessimistic, fine)
         return self._cache[key]
 
     def _lower_cells(self, refinement: int) -> int:
@@ -343,15 +371,23 @@ def _merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
 
 
 def plan_step(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> float:
-    """Grid step for a composition.
+    """Grid step of a composition's final grid (see :func:`plan_grid`)."""
+    return plan_grid(leaves, relation, pessimistic)[0]
 
-    Two errors are balanced: resolution (about 1000 cells per standard deviation of the composed
-    loss) and bias (each connect-the-dots split raises the mean loss by about step^2 / 12, so n
-    compositions shift it by n step^2 / 12, kept below 1e-3 of the composed mean or spread). No leaf
-    gets more than 2^17 cells. Randomized-response and Laplace atoms are put on the grid when there
-    is a single such loss."""
+
+def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int]:
+    """(final grid step, leaf refinement factor 2^r) for a composition.
+
+    One grid (lower bound): two errors are balanced, resolution (about 1000 cells per standard deviation
+    of the composed loss) and bias (each connect-the-dots split raises the mean loss by about step^2 / 12,
+    so n compositions shift it by n step^2 / 12, kept below 1e-3 of the composed mean or spread).
+    Upper bound: the final grid has about 250 cells per standard deviation and the leaves are discretised
+    2^r times finer, between a half and the whole of the one-grid step (``GridPLD.self_compose``
+    coarsens them while composing). No leaf gets more than 2^17 cells. Randomized-response and Laplace
+    atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
+    ones too)."""
     if not leaves:
-        return 1e-4
+        return 1e-4, 1
     total_mean, total_var, span, total_count = 0.0, 0.0, 0.0, 0
     for leaf, count in leaves.items():
         mean, var, leaf_span = leaf_loss_moments(leaf, relation, pessimistic)
@@ -362,9 +398,21 @@ def plan_step(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     spread = math.sqrt(total_var)
     by_resolution = spread / CELLS_PER_STANDARD_DEVIATION
     by_bias = math.sqrt(12.0 * 1e-3 * max(total_mean, spread) / total_count)
-    step = max(min(by_resolution, by_bias), span / _MAX_LEAF_CELLS, _MIN_STEP)
+    one_grid = max(min(by_resolution, by_bias), span / _MAX_LEAF_CELLS, _MIN_STEP)
+    if not pessimistic:
+        return _atoms_on_grid(leaves, relation, one_grid), 1
+    step = _atoms_on_grid(leaves, relation, max(spread / FINAL_CELLS_PER_STANDARD_DEVIATION, one_grid))
+    factor = 1
+    while step / (2 * factor) >= 0.5 * one_grid and factor < 2**_MAX_FINE_LEVELS:
+        factor *= 2
+    return step, factor
+
+
+def _atoms_on_grid(leaves: Counter[Leaf], relation: str, step: float) -> float:
+    """``step``, lowered to put the atoms of every unsampled RR / Laplace leaf exactly on the grid when they
+    share one loss."""
     scales = {_atom_scale(leaf, relation) for leaf in leaves} - {None}
-    if len(scales) == 1:  # put the atoms of every unsampled RR / Laplace leaf exactly on the grid
+    if len(scales) == 1:
         scale = scales.pop()
         cells = math.ceil(scale / step)
         step = scale / cells
@@ -389,9 +437,11 @@ def _on_grid(value: float, step: float) -> int | None:
     return cells if cells >= 1 and cells * step == value else None
 
 
-def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
+def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool,
+                   fine: int = 1) -> tuple[GridPLD, GridPLD]:
     """(remove, add) composed PLDs of the leaves on a grid of the given step (the same object twice
-    while every leaf is symmetric)."""
+    while every leaf is symmetric); with ``fine`` = 2^r > 1 (upper bound only) each leaf is discretised
+    on step / fine and coarsened to step while it is self-composed."""
     remove: GridPLD | None = None
     add: GridPLD | None = None
     for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
@@ -399,9 +449,14 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
         if cells is not None and leaf.buckets == 2:  # exact binomial, no FFT error
             part_remove = part_add = binomial_rr(step, cells, count, 1.0 / (1.0 + math.exp(-leaf.param)), pessimistic)
         else:
-            leaf_remove, leaf_add = build_leaf(leaf, relation, step, pessimistic)
-            part_remove = leaf_remove.self_compose(count)
-            part_add = part_remove if leaf_add is leaf_remove else leaf_add.self_compose(count)
+            leaf_remove, leaf_add = build_leaf(leaf, relation, step / fine, pessimistic)
+            final = step if fine > 1 else None
+
+            def power(pld: GridPLD) -> GridPLD:
+                return pld.self_compose(count, final_step=final, cells_per_sd=BLOCK_CELLS_PER_STANDARD_DEVIATION)
+
+            part_remove = power(leaf_remove)
+            part_add = part_remove if leaf_add is leaf_remove else power(leaf_add)
         symmetric = remove is add
         remove = part_remove if remove is None else remove.compose(part_remove)
         if symmetric and part_add is part_remove:

@@ -1,0 +1,71 @@
+"""Multi-resolution self-composition: coarsening a pessimistic PLD dominates it; fine leaves coarsened while
+composing stay sound and are tighter than one grid at the final step."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpaudit.accountant import PLDAccountant, gaussian_delta, gaussian_epsilon
+from dpaudit.accountant._event_tree import Leaf
+from dpaudit.accountant._pld_core import GridPLD
+from dpaudit.accountant._pld_leaves import build_leaf
+from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
+
+
+def _q_masses(pld: GridPLD) -> float:
+    return float(np.sum(pld.pmf * np.exp(-pld.losses)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(offset=st.integers(-50, 50), size=st.integers(1, 60), factor=st.sampled_from([2, 3, 4, 8]),
+       seed=st.integers(0, 2**31))
+def test_coarsening_keeps_p_and_q_mass_and_never_lowers_delta(offset, size, factor, seed):
+    rng = np.random.default_rng(seed)
+    pmf = rng.random(size) * (rng.random(size) < 0.7)
+    step = 0.0137
+    losses = (offset + np.arange(size)) * step
+    pmf = pmf / max(1.0, float(np.sum(pmf * np.exp(-losses))), float(pmf.sum()))  # a sub-probability pair
+    fine = GridPLD(step, offset, pmf, 0.01, 0.0, True)
+    coarse = fine.coarsen(factor)
+    assert coarse.step == step * factor
+    assert coarse.pmf.sum() == pytest.approx(fine.pmf.sum(), rel=1e-12, abs=1e-300)
+    assert _q_masses(coarse) == pytest.approx(_q_masses(fine), rel=1e-9, abs=1e-300)
+    assert np.all(coarse.pmf >= 0)
+    for eps in np.linspace(0.0, (offset + size + 1) * step + 0.1, 23):
+        assert coarse.delta(float(eps)) >= fine.delta(float(eps)) - 1e-15
+
+
+def test_coarsening_is_refused_for_optimistic_grids():
+    with pytest.raises(ValueError, match="pessimistic"):
+        GridPLD(0.1, 0, np.ones(3) / 3, 0.0, 0.0, False).coarsen(2)
+
+
+def test_fine_leaves_coarsened_while_composing_stay_above_the_exact_gaussian_and_close_to_it():
+    """k Gaussians (mu = 0.05 each) compose exactly to mu = 0.05 sqrt(k): the multi-resolution upper bound
+    is above the exact curve at every epsilon and far closer than one grid at the final step."""
+    mu, k = 0.05, 4096
+    exact_mu = mu * math.sqrt(k)
+    leaf = build_leaf(Leaf("gaussian", mu), "add_remove", 0.0005, True)[0]
+    multi = leaf.self_compose(k, final_step=0.0005 * 32, cells_per_sd=100)
+    coarse = build_leaf(Leaf("gaussian", mu), "add_remove", 0.0005 * 32, True)[0].self_compose(k)
+    assert multi.step == coarse.step == 0.016
+    for eps in (0.0, 1.0, 3.0, 6.0):
+        exact = float(gaussian_delta(eps, exact_mu))
+        assert multi.delta(eps) >= exact
+        assert multi.delta(eps) - exact <= 0.25 * (coarse.delta(eps) - exact) + 1e-12
+    assert multi.epsilon(1e-6) <= gaussian_epsilon(1e-6, exact_mu) * 1.002
+
+
+@pytest.mark.parametrize(("q", "sigma", "steps"), [(0.01, 1.0, 10_000), (0.1, 0.8, 100), (0.001, 0.6, 3000)])
+def test_automatic_grid_is_at_least_as_tight_as_one_grid_at_the_final_step(q, sigma, steps):
+    event = SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)
+    auto = PLDAccountant().compose(event)
+    assert auto.leaf_step() < auto.step()
+    one_grid = PLDAccountant(discretisation_interval=auto.leaf_step()).compose(event).epsilon(1e-5)
+    lower, upper = auto.epsilon_interval(1e-5)
+    assert lower <= upper <= one_grid * (1 + 5e-4)
