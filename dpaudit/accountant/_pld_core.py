@@ -50,6 +50,8 @@ _U = 2.0**-53
 _FLUSH = 1e-250
 _MAX_MULTI_BORROW = 256  # optimistic construction: heavy cells fixed from several cells above
 _MAX_REACH = 4096  # masses below this are set to 0 (their total is counted in the error bound)
+_FIRST_COARSE_LEVEL = 6  # multi-resolution self-composition: first halving of the grid at 2^6 copies,
+_LEVELS_PER_HALVING = 2  # then one every second squaring (4 times the copies: twice the loss spread)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,19 +79,22 @@ class GridPLD:
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
         return result.truncate(tail_mass, noise=level)
 
-    def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None,
-                     cells_per_sd: float = 0.0) -> GridPLD:
+    def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None) -> GridPLD:
         """``count``-fold composition by exponentiation by squaring (O(log count) convolutions).
 
-        Multi-resolution (pessimistic only): with ``final_step`` = 2^r ``step``, the grid is coarsened by 2
-        (:meth:`coarsen`) whenever the squared block's loss has at least ``cells_per_sd`` coarse cells per
-        standard deviation, and the result ends on ``final_step``. A split adds at most (2 step)^2 / 4 to
-        the variance of a block whose variance is many times larger, once per copy of the block, so the
-        added error stays a small fraction of the fine leaf's own while the FFTs shrink with the grid."""
+        Multi-resolution (pessimistic only): with ``final_step`` = 2^r ``step``, the squared block (2^l
+        copies of the leaf) is coarsened by 2 (:meth:`coarsen`) at levels l = 6, 8, 10, ... until the grid
+        is ``final_step``, and the result ends there. A split onto a grid of step h adds at most h^2 / 4 to
+        the loss variance of each atom (h^2 / 8 on average for a block already on the half grid), once
+        per copy of the block: coarsening the 2^l-fold block to 2^(c+1) step at l = 2c + 6 adds about
+        count step^2 / 128, against about count step^2 / 6 for the leaf's own connect-the-dots split, so
+        the total error stays close to that of the fine leaf while every later FFT runs on the coarser
+        grid."""
         if count < 1:
             raise ValueError("count must be >= 1")
         result: GridPLD | None = None
         power = self
+        level, halvings = 0, 0
         while True:
             if count & 1:
                 result = power if result is None else result.compose(power, tail_mass)
@@ -97,9 +102,11 @@ class GridPLD:
             if not count:
                 break
             power = power.compose(power, tail_mass)
-            while final_step is not None and power.step * 1.5 < final_step and \
-                    power.loss_sd() >= cells_per_sd * 2.0 * power.step:
+            level += 1
+            if (final_step is not None and power.step * 1.5 < final_step
+                    and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
                 power = power.coarsen(2)
+                halvings += 1
             if result is not None and result.step < power.step:
                 result = result.coarsen(round(power.step / result.step))
         assert result is not None
@@ -128,15 +135,6 @@ class GridPLD:
             pmf = pmf[:-1]
         error = self.error + 16.0 * _U * float(self.pmf.sum())  # the split fractions and sums, a few ulps each
         return GridPLD(self.step * factor, base, pmf, self.inf_mass, error, True)
-
-    def loss_sd(self) -> float:
-        """Standard deviation of the finite part of the loss (planning only)."""
-        total = float(self.pmf.sum())
-        if total <= 0.0:
-            return 0.0
-        cells = np.arange(self.pmf.size, dtype=float)
-        mean = float(cells @ self.pmf) / total
-        return self.step * math.sqrt(max(0.0, float(np.square(cells - mean) @ self.pmf) / total))
 
     def truncate(self, tail_mass: float = TAIL_MASS, noise: float = 0.0) -> GridPLD:
         """Cut both tails on the declared side: the cells outside the first and last cell above the

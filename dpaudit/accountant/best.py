@@ -90,7 +90,7 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
         if "pld_tilted" in methods:
             from ._pld_tail import tilted_epsilon
 
-            candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.step(True),
+            candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
                                                                target_delta))
     if not pld.leaves:
         candidates = {name: 0.0 for name in methods}

@@ -71,10 +71,8 @@ __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STA
 CELLS_PER_STANDARD_DEVIATION = 1000
 #: Upper bound (automatic grid): cells per standard deviation of the composed loss on the final grid. The
 #: leaves are discretised on a grid 2^r times finer and coarsened while they are composed
-#: (``GridPLD.self_compose``), whenever a block has BLOCK_CELLS_PER_STANDARD_DEVIATION coarse cells per
-#: standard deviation.
+#: (``GridPLD.self_compose``).
 FINAL_CELLS_PER_STANDARD_DEVIATION = 250
-BLOCK_CELLS_PER_STANDARD_DEVIATION = 100
 #: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
 #: out by exponential tilting with every truncated tail bounded (:mod:`._pld_tail`), and the smaller
 #: of the two sound bounds is returned.
@@ -87,6 +85,7 @@ _MAX_LOWER_CELLS = 2**22
 _MAX_LEAF_CELLS = 2**17
 _MIN_STEP = 1e-7
 _MAX_FINE_LEVELS = 6
+_LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
 
 class PLDAccountant:
@@ -155,7 +154,7 @@ class PLDAccountant:
             return self.discretisation_interval
         return self._plan(pessimistic)[0]
 
-    def _plan(self, pessimistic: bool) -> tuple[float, int]:
+    def _plan(self, pessimistic: bool) -> tuple[float, int, float]:
         key = ("plan", pessimistic)
         if key not in self._cache:
             self._cache[key] = plan_grid(_merged(self._leaves), self.neighbouring, pessimistic)
@@ -166,8 +165,14 @@ class PLDAccountant:
         power-of-two fraction of it, coarsened while composing."""
         if self.discretisation_interval is not None or self._bounded_range() is not None:
             return self.step(pessimistic)
-        final, factor = self._plan(pessimistic)
+        final, factor, _ = self._plan(pessimistic)
         return final / factor
+
+    def tilt_step(self, pessimistic: bool) -> float:
+        """Grid of the exponentially tilted read-out: one grid for leaves and composition."""
+        if self.discretisation_interval is not None:
+            return self.discretisation_interval
+        return self._plan(pessimistic)[2]
 
     # ------------------------------------------------------------------ results
     def epsilon(self, target_delta: float) -> float:
@@ -284,7 +289,7 @@ class PLDAccountant:
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
             from ._pld_tail import tilted_epsilon
 
-            step = self.leaf_step(pessimistic) / 2**refinement
+            step = self.tilt_step(pessimistic) / 2**refinement
             tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
             value = min(value, tilted) if pessimistic else max(value, tilted)
         if pessimistic:
@@ -304,7 +309,7 @@ class PLDAccountant:
         if pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
             from ._pld_tail import tilted_delta
 
-            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.leaf_step(True), target_epsilon))
+            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
         return min(1.0, _up(value)) if pessimistic else round_down(value)
 
     def _pure_epsilon(self) -> float:
@@ -375,19 +380,19 @@ def plan_step(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     return plan_grid(leaves, relation, pessimistic)[0]
 
 
-def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int]:
-    """(final grid step, leaf refinement factor 2^r) for a composition.
+def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int, float]:
+    """(final grid step, leaf refinement factor 2^r, one-grid step) for a composition.
 
     One grid (lower bound): two errors are balanced, resolution (about 1000 cells per standard deviation
     of the composed loss) and bias (each connect-the-dots split raises the mean loss by about step^2 / 12,
     so n compositions shift it by n step^2 / 12, kept below 1e-3 of the composed mean or spread).
     Upper bound: the final grid has about 250 cells per standard deviation and the leaves are discretised
-    2^r times finer, between a half and the whole of the one-grid step (``GridPLD.self_compose``
+    2^r times finer, between a quarter and a half of the one-grid step (``GridPLD.self_compose``
     coarsens them while composing). No leaf gets more than 2^17 cells. Randomized-response and Laplace
     atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
-    ones too)."""
+    ones too). The one-grid step is also the grid of the exponentially tilted read-out (``._pld_tail``)."""
     if not leaves:
-        return 1e-4, 1
+        return 1e-4, 1, 1e-4
     total_mean, total_var, span, total_count = 0.0, 0.0, 0.0, 0
     for leaf, count in leaves.items():
         mean, var, leaf_span = leaf_loss_moments(leaf, relation, pessimistic)
@@ -399,13 +404,14 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     by_resolution = spread / CELLS_PER_STANDARD_DEVIATION
     by_bias = math.sqrt(12.0 * 1e-3 * max(total_mean, spread) / total_count)
     one_grid = max(min(by_resolution, by_bias), span / _MAX_LEAF_CELLS, _MIN_STEP)
+    one_grid = _atoms_on_grid(leaves, relation, one_grid)
     if not pessimistic:
-        return _atoms_on_grid(leaves, relation, one_grid), 1
+        return one_grid, 1, one_grid
     step = _atoms_on_grid(leaves, relation, max(spread / FINAL_CELLS_PER_STANDARD_DEVIATION, one_grid))
     factor = 1
-    while step / (2 * factor) >= 0.5 * one_grid and factor < 2**_MAX_FINE_LEVELS:
+    while step / (2 * factor) >= _LEAF_FRACTION * one_grid and factor < 2**_MAX_FINE_LEVELS:
         factor *= 2
-    return step, factor
+    return step, factor, one_grid
 
 
 def _atoms_on_grid(leaves: Counter[Leaf], relation: str, step: float) -> float:
@@ -453,7 +459,7 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
             final = step if fine > 1 else None
 
             def power(pld: GridPLD) -> GridPLD:
-                return pld.self_compose(count, final_step=final, cells_per_sd=BLOCK_CELLS_PER_STANDARD_DEVIATION)
+                return pld.self_compose(count, final_step=final)
 
             part_remove = power(leaf_remove)
             part_add = part_remove if leaf_add is leaf_remove else power(leaf_add)

@@ -51,7 +51,7 @@ def test_fine_leaves_coarsened_while_composing_stay_above_the_exact_gaussian_and
     mu, k = 0.05, 4096
     exact_mu = mu * math.sqrt(k)
     leaf = build_leaf(Leaf("gaussian", mu), "add_remove", 0.0005, True)[0]
-    multi = leaf.self_compose(k, final_step=0.0005 * 32, cells_per_sd=100)
+    multi = leaf.self_compose(k, final_step=0.0005 * 32)
     coarse = build_leaf(Leaf("gaussian", mu), "add_remove", 0.0005 * 32, True)[0].self_compose(k)
     assert multi.step == coarse.step == 0.016
     for eps in (0.0, 1.0, 3.0, 6.0):
