@@ -124,13 +124,16 @@ class GridPLD:
             return self
         if not self.pessimistic or factor < 1:
             raise ValueError("only pessimistic PLDs are coarsened, by an integer factor >= 1")
-        index = self.offset + np.arange(self.pmf.size)
-        low = np.floor_divide(index, factor)
-        up_share = np.expm1(-(index - low * factor) * self.step) / np.expm1(-factor * self.step)
-        base = int(low[0])
-        size = int(low[-1]) - base + 2
-        pmf = (np.bincount(low - base, weights=self.pmf * (1.0 - up_share), minlength=size)
-               + np.bincount(low - base + 1, weights=self.pmf * up_share, minlength=size))
+        base, lead = divmod(self.offset, factor)  # the first fine cell is ``lead`` cells above coarse point ``base``
+        blocks = -(-(lead + self.pmf.size) // factor)
+        fine = np.zeros(blocks * factor)
+        fine[lead:lead + self.pmf.size] = self.pmf
+        fine = fine.reshape(blocks, factor)  # row j: the fine cells r = 0..factor-1 above coarse point base + j
+        up_share = np.expm1(-np.arange(factor) * self.step) / np.expm1(-factor * self.step)
+        up = fine @ up_share
+        pmf = np.zeros(blocks + 1)
+        pmf[:-1] = fine @ (1.0 - up_share)
+        pmf[1:] += up
         if pmf[-1] == 0.0:
             pmf = pmf[:-1]
         error = self.error + 16.0 * _U * float(self.pmf.sum())  # the split fractions and sums, a few ulps each
