@@ -148,10 +148,11 @@ class GridPLD:
         pmf = self.pmf
         if pmf.size <= 1:
             return self
-        above = np.flatnonzero(pmf > noise)
-        if above.size == 0:
+        above = pmf > noise
+        lo = int(above.argmax())
+        if not above[lo]:
             return self
-        lo, hi = int(above[0]), int(above[-1]) + 1
+        hi = pmf.size - int(above[::-1].argmax())
         half = 0.5 * tail_mass
         lo += _cells_within(pmf[lo:hi], half)
         hi -= _cells_within(pmf[lo:hi][::-1], half)
@@ -273,15 +274,19 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
     is <= c u log2 n (2 |a|_2 |b|_1 + |a|_1 |b|_2) and its l1 error <= sqrt(n) times that.
     """
     n = a.size + b.size - 1
-    norms = float(math.sqrt(np.square(a).sum()) * b.sum() + a.sum() * math.sqrt(np.square(b).sum()))  # no BLAS: its threads cost more than they save here
+    sum_a = float(a.sum())
+    sum_b = sum_a if b is a else float(b.sum())
     if min(a.size, b.size) <= 64:
         out = np.convolve(a, b)
         level = 2.0 * _U * min(a.size, b.size) * float(a.max() * b.max() + 1e-300)
-        return out, 2.0 * _U * min(a.size, b.size) * float(a.sum() * b.sum()), level
+        return out, 2.0 * _U * min(a.size, b.size) * sum_a * sum_b, level
+    norm_a = math.sqrt(float(np.square(a).sum()))  # no BLAS: its threads cost more than they save here
+    norm_b = norm_a if b is a else math.sqrt(float(np.square(b).sum()))
+    norms = norm_a * sum_b + sum_a * norm_b
     size = scipy.fft.next_fast_len(n, real=True)
-    fa = scipy.fft.rfft(a, size)
-    fb = fa if b is a else scipy.fft.rfft(b, size)
-    out = scipy.fft.irfft(fa * fb, size)[:n]
+    fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
+    fb = fa if b is a else np.fft.rfft(b, size)
+    out = np.fft.irfft(fa * fb, size)[:n]
     out[out < _FLUSH] = 0.0  # negative round-off and subnormal noise (far below the error bound)
     log_n = math.log2(size)
     bound_2 = 8.0 * _U * log_n * 1.5 * norms  # 2-norm error bound
