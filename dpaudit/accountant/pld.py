@@ -375,11 +375,6 @@ def _merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
     return merged
 
 
-def plan_step(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> float:
-    """Grid step of a composition's final grid (see :func:`plan_grid`)."""
-    return plan_grid(leaves, relation, pessimistic)[0]
-
-
 def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int, float]:
     """(final grid step, leaf refinement factor 2^r, one-grid step) for a composition.
 
