@@ -25,7 +25,7 @@ from scipy.optimize import minimize
 from .witness import Column, ColumnAtoms, Linear, PatternSet, Projection, ScoreRegion, Witness, pattern_keys
 
 __all__ = ["Candidate", "find_atoms", "search_witnesses", "predicted_bound", "score_projections", "pattern_counts",
-           "conservative_upper"]
+           "conservative_upper", "region_candidates", "magnitude_search", "sorted_quantiles", "log_ratio_error"]
 
 ATOM_MIN_COUNT = 3  # a value seen this often in the pooled selection batch is an atom
 MAX_PATTERNS = 20_000
@@ -39,11 +39,17 @@ SELECTION_Z = 2.0  # conservative shrink of selection frequencies (in standard e
 
 @dataclass(frozen=True)
 class Candidate:
-    """An event, the direction it separates (forward: P = under d, Q = under d_prime), and its predicted bound."""
+    """An event, the direction it separates (forward: P = under d, Q = under d_prime), and its predicted bound.
+
+    ``companion``: another event of the same family, certified beside this one when this one is the best
+    candidate (a threshold of the same score chosen another way; see ``search_scores.held_out_regions``).
+    ``error``: the standard error of the event's ln(p / q) estimate behind ``predicted``, when known."""
 
     witness: Witness
     forward: bool
     predicted: float
+    companion: Witness | None = None
+    error: float = 0.0
 
 
 def _wilson(count, n, z, upper: bool):
@@ -51,14 +57,16 @@ def _wilson(count, n, z, upper: bool):
     p = count / n
     denominator = 1.0 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denominator
     return np.clip(centre + half if upper else centre - half, 0.0, 1.0)
 
 
-def predicted_bound(count_p, count_q, n_select: int, n_certify: int, z_certify: float, delta: float) -> np.ndarray:
-    """Bound ln((p_lo - delta) / q_hi) expected at certification, from selection counts (vectorised)."""
-    p = _wilson(count_p, n_select, SELECTION_Z, upper=False)
-    q = _wilson(count_q, n_select, SELECTION_Z, upper=True)
+def predicted_bound(count_p, count_q, n_select: int, n_certify: int, z_certify: float, delta: float,
+                    z_select: float = SELECTION_Z) -> np.ndarray:
+    """Bound ln((p_lo - delta) / q_hi) expected at certification, from selection counts (vectorised): one-sided
+    Wilson bounds at ``z_select`` standard errors of the selection size, then at the certification size."""
+    p = _wilson(count_p, n_select, z_select, upper=False)
+    q = _wilson(count_q, n_select, z_select, upper=True)
     p_low = _wilson(p * n_certify, n_certify, z_certify, upper=False) - delta
     q_high = _wilson(q * n_certify, n_certify, z_certify, upper=True)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -89,6 +97,8 @@ def _best_prefix(count_a: np.ndarray, count_b: np.ndarray, context: _Context) ->
 
 @dataclass
 class _Context:
+    """Prediction from the counts of the batch the events are chosen on (Wilson shrinkage only)."""
+
     n_select: int
     n_certify: int
     z_certify: float
@@ -96,6 +106,9 @@ class _Context:
 
     def predict(self, count_p, count_q) -> np.ndarray:
         return predicted_bound(count_p, count_q, self.n_select, self.n_certify, self.z_certify, self.delta)
+
+    def __call__(self, count_p, count_q, build_p=None, build_q=None, zero_min: int = 10) -> np.ndarray:
+        return self.predict(count_p, count_q)
 
 
 def _pattern_candidates(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, context: _Context) -> list[Candidate]:
@@ -109,34 +122,75 @@ def _pattern_candidates(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, contex
     return candidates
 
 
-def _region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, context: _Context) -> list[Candidate]:
-    score_a, score_b = projection.score(a), projection.score(b)
+def sorted_quantiles(ordered: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """``np.quantile(ordered, levels, method="inverted_cdf")`` of values already sorted, by indexing (the same
+    order statistics: index ceil(n q - 1), clipped at 0, as numpy computes it), without numpy's partition."""
+    n = ordered.size
+    index = n * np.asarray(levels, dtype=np.float64) - 1.0
+    below = np.floor(index)
+    chosen = np.where(index - below == 0, below, below + 1).astype(np.intp)
+    return ordered[np.clip(chosen, 0, n - 1)]
+
+
+def _grid(pooled_sorted: np.ndarray, points: int, tails: bool) -> np.ndarray:
+    """Thresholds: ``points`` quantiles of the pooled scores; with ``tails``, also the values leaving 2, 4, 8, ...
+    samples outside (events of probability ~1e-4 matter for (epsilon, delta) claims)."""
+    levels = np.linspace(0.0, 1.0, points)
+    if tails:
+        n = pooled_sorted.size
+        counts = 2.0 ** np.arange(1, max(2, int(math.log2(max(n / points, 2))) + 1))
+        levels = np.concatenate([levels, counts / n, 1.0 - counts / n])
+    levels = np.clip(levels, 0.0, 1.0)
+    return np.unique(sorted_quantiles(pooled_sorted, levels))
+
+
+def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank, *, tails: bool = True,
+                      score_a: np.ndarray | None = None, score_b: np.ndarray | None = None) -> list[Candidate]:
+    """Best half-lines (each end, each direction) and best interval (each direction) of a real score, with
+    thresholds from GRID_HALF_LINES (intervals: GRID_INTERVALS) quantiles of the pooled scores of ``a`` and
+    ``b`` (refined in the tails when ``tails``), each chosen and predicted by ``rank(count_p, count_q)``.
+    ``score_a``/``score_b``: the scores, when already computed. Each interval carries the standard error of its
+    ln(p / q) estimate (``Candidate.error``)."""
+    score_a = projection.score(a) if score_a is None else score_a
+    score_b = projection.score(b) if score_b is None else score_b
     score_a, score_b = np.sort(score_a[~np.isnan(score_a)]), np.sort(score_b[~np.isnan(score_b)])
-    pooled = np.concatenate([score_a, score_b])
-    if pooled.size == 0 or pooled.min() == pooled.max():
+    pooled = np.sort(np.concatenate([score_a, score_b]))
+    if pooled.size == 0 or pooled[0] == pooled[-1]:
         return []
     candidates: list[Candidate] = []
-    grid = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, GRID_HALF_LINES), method="inverted_cdf"))
+    grid = _grid(pooled, GRID_HALF_LINES, tails)
     below_a, below_b = np.searchsorted(score_a, grid, "right"), np.searchsorted(score_b, grid, "right")
     above_a, above_b = score_a.size - np.searchsorted(score_a, grid, "left"), score_b.size - np.searchsorted(score_b, grid, "left")
-    for region_a, region_b, make in ((below_a, below_b, lambda t: ScoreRegion(projection, -np.inf, t)),
-                                     (above_a, above_b, lambda t: ScoreRegion(projection, t, np.inf))):
+    for region_a, region_b, low in ((below_a, below_b, False), (above_a, above_b, True)):
         for forward, (numerator, denominator) in ((True, (region_a, region_b)), (False, (region_b, region_a))):
-            scores = context.predict(numerator, denominator)
+            scores = rank(numerator, denominator)
             best = int(np.argmax(scores))
-            candidates.append(Candidate(make(float(grid[best])), forward, float(scores[best])))
-    coarse = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, GRID_INTERVALS), method="inverted_cdf"))
+            if np.isfinite(scores[best]):
+                t = float(grid[best])
+                region = ScoreRegion(projection, t, math.inf) if low else ScoreRegion(projection, -math.inf, t)
+                candidates.append(Candidate(region, forward, float(scores[best])))
+    coarse = np.unique(sorted_quantiles(pooled, np.linspace(0.0, 1.0, GRID_INTERVALS)))
     low_a, high_a = np.searchsorted(score_a, coarse, "left"), np.searchsorted(score_a, coarse, "right")
     low_b, high_b = np.searchsorted(score_b, coarse, "left"), np.searchsorted(score_b, coarse, "right")
     i, j = np.triu_indices(coarse.size, k=1)
     inside_a, inside_b = high_a[j] - low_a[i], high_b[j] - low_b[i]
     for forward, (numerator, denominator) in ((True, (inside_a, inside_b)), (False, (inside_b, inside_a))):
-        scores = context.predict(numerator, denominator)
+        scores = rank(numerator, denominator)
         if scores.size:
             best = int(np.argmax(scores))
-            region = ScoreRegion(projection, float(coarse[i[best]]), float(coarse[j[best]]))
-            candidates.append(Candidate(region, forward, float(scores[best])))
+            if np.isfinite(scores[best]):
+                region = ScoreRegion(projection, float(coarse[i[best]]), float(coarse[j[best]]))
+                error = log_ratio_error(numerator[best], denominator[best], score_a.size if forward else score_b.size,
+                                        score_b.size if forward else score_a.size)
+                candidates.append(Candidate(region, forward, float(scores[best]), error=error))
     return candidates
+
+
+def log_ratio_error(count_p: float, count_q: float, n_p: int, n_q: int) -> float:
+    """Standard error of ln(p / q) estimated from count_p of n_p and count_q of n_q samples (delta method:
+    sqrt((1 - p) / count_p + (1 - q) / count_q), a count of 0 taken as 1)."""
+    p, q = count_p / max(n_p, 1), count_q / max(n_q, 1)
+    return math.sqrt(max(1.0 - p, 0.0) / max(count_p, 1.0) + max(1.0 - q, 0.0) / max(count_q, 1.0))
 
 
 def _logistic_projection(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> Linear | None:
@@ -223,6 +277,6 @@ def magnitude_search(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify:
     candidates = _pattern_candidates(atoms, a, b, context)
     projections = score_projections(atoms, a, b, rng)
     for projection in projections:
-        candidates += _region_candidates(projection, a, b, context)
+        candidates += region_candidates(projection, a, b, context, tails=False)
     candidates = [c for c in candidates if c.predicted > -math.inf]
     return sorted(candidates, key=lambda c: -c.predicted)

@@ -163,23 +163,24 @@ def fit_tree_ensemble(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) ->
 
 def boosted_candidates(build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray], rank,
                        rng: np.random.Generator) -> list[Candidate]:
-    """Regions of a gradient-boosting score fit on ``build``: thresholds chosen and predicted on ``held``."""
-    from .search_structure import _Shrunk, region_candidates
+    """Regions of a gradient-boosting score fit on ``build``: thresholds chosen on ``build``, predicted on ``held``
+    (``search_scores.held_out_regions``)."""
+    from .search_scores import held_out_regions
 
     if min(build[0].shape[0], build[1].shape[0]) < 50:
         return []
     ensemble = fit_tree_ensemble(build[0], build[1], rng)
     if ensemble is None:
         return []
-    shrunk = _Shrunk(rank.n_select, rank.n_certify, rank.z_certify, rank.delta)  # thresholds chosen on held: shrink
-    return region_candidates(ensemble, held[0], held[1], shrunk, tails=False)
+    return held_out_regions(ensemble, build, held, rank, tails=False)
 
 
 def sign_vote_candidates(build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray], rank) -> list[Candidate]:
     """Regions of a sign vote (witness.SignVote): centres are the pooled build-half medians, weights the
     signs of the build-half differences P[y_j > centre | d] - P[y_j > centre | d_prime] (0 when not
-    significant at 3 standard errors); thresholds chosen and predicted on the held-out half."""
-    from .search_structure import _Shrunk, region_candidates
+    significant at 3 standard errors); thresholds chosen on the build half and predicted on the held-out half
+    (``search_scores.held_out_regions``)."""
+    from .search_scores import held_out_regions
 
     a, b = build
     if min(a.shape[0], b.shape[0]) < 50 or a.shape[1] < 2:
@@ -195,6 +196,4 @@ def sign_vote_candidates(build: tuple[np.ndarray, np.ndarray], held: tuple[np.nd
     weights = np.where(np.abs(above_a - above_b) > 3 * error, np.sign(above_a - above_b), 0.0)
     if np.count_nonzero(weights) < 2:
         return []
-    vote = SignVote(centres, weights)
-    shrunk = _Shrunk(rank.n_select, rank.n_certify, rank.z_certify, rank.delta)
-    return region_candidates(vote, held[0], held[1], shrunk, tails=True)
+    return held_out_regions(SignVote(centres, weights), build, held, rank)

@@ -28,7 +28,7 @@ from .search import Candidate, _wilson, predicted_bound
 from .witness import Column, ScoreRegion
 
 __all__ = ["TAIL_KEEP", "MAX_TAIL_COLUMNS", "STREAM_BLOCK_OFFSET", "Tails", "summarise", "merge", "tail_candidates",
-           "TailTask", "stream_size"]
+           "TailTask", "stream_size", "fitted_choice"]
 
 TAIL_KEEP = 4096  # values kept per block, column and end (6% of a full block)
 MAX_TAIL_COLUMNS = 16
@@ -109,7 +109,7 @@ def tail_candidates(tails_a: Tails, tails_b: Tails, width: int, *, n_certify: in
                 best = int(np.argmax(scores))
                 if np.isfinite(scores[best]) and scores[best] > 0:
                     candidates.append(Candidate(make(float(grid[best])), forward, float(scores[best])))
-                fitted = _fitted_choice(grid, numerator, denominator, n, n_certify, z_certify, delta)
+                fitted = fitted_choice(grid, numerator, denominator, n, n_certify, z_certify, delta)
                 if fitted is not None:
                     candidates.append(Candidate(make(fitted[0]), forward, fitted[1]))
     return candidates
@@ -121,8 +121,8 @@ FIT_DEGREE = 2  # ln ratio ~ polynomial of this degree in the threshold
 FIT_MAX_CHI2 = 4.0  # reduced chi-square above which the linear model is rejected
 
 
-def _fitted_choice(grid: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, n: int, n_certify: int,
-                   z_certify: float, delta: float) -> tuple[float, float] | None:
+def fitted_choice(grid: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, n: int, n_certify: int,
+                  z_certify: float, delta: float, risk: float = 0.0) -> tuple[float, float] | None:
     """The threshold maximising the predicted bound under a smoothed tail ratio, or None.
 
     The raw ratio of tail counts is noisy exactly where (epsilon, delta) events live (a few hundred hits), so
@@ -133,7 +133,10 @@ def _fitted_choice(grid: np.ndarray, numerator: np.ndarray, denominator: np.ndar
     used only when it is consistent with the counts (reduced chi-square <= FIT_MAX_CHI2). Each threshold is
     then predicted (within the fitted range: no extrapolation) with p = c_num / n and q = p e^-fit(t), shrunk at
     the certification size only (one-sided Wilson bounds at z_certify); the
-    choice is certified on fresh samples like any other, so a poor model costs tightness, never soundness."""
+    choice is certified on fresh samples like any other, so a poor model costs tightness, never soundness.
+    ``risk`` > 0 maximises a lower quantile of the certified bound instead of its expectation: each prediction
+    less ``risk`` times the bound's standard deviation at certification, sqrt(1 / (p n) + 1 / (q n)) with
+    n = n_certify (the delta method for ln p - ln q), so of two thresholds within noise the wider wins."""
     order = np.argsort(numerator + denominator, kind="stable")  # tail counts grow away from the extreme
     total = (numerator + denominator)[order]
     wanted = np.unique(np.geomspace(max(1, total.min()), max(1, total.max()), FIT_POINTS).round())
@@ -159,6 +162,8 @@ def _fitted_choice(grid: np.ndarray, numerator: np.ndarray, denominator: np.ndar
     q_high = _wilson(q * n_certify, n_certify, z_certify, upper=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         scores = np.where(p_low > 0, np.log(np.where(p_low > 0, p_low, 1.0)) - np.log(q_high), -np.inf)
+        if risk > 0:
+            scores = scores - risk * np.sqrt(1.0 / (p * n_certify) + 1.0 / (np.maximum(q, 1e-300) * n_certify))
     best = int(np.argmax(scores))
     if not (np.isfinite(scores[best]) and scores[best] > 0):
         return None

@@ -470,8 +470,41 @@ class SignVote(Projection):
         return {"kind": "sign_vote", "centres": _encode(self.centres), "weights": _encode(self.weights), "label": self.label}
 
 
+@dataclass(frozen=True)
+class ProductLikelihood(Projection):
+    """A product-likelihood ("naive Bayes") score: sum_j tables[j][bin_j(y[columns[j]])], where bin_j(y) is
+    the number of ``edges[j]`` <= y (0 .. len(edges[j])) and NaN takes the last entry of ``tables[j]``. For
+    independent coordinates the log likelihood ratio of the output is the sum of the coordinates' log density
+    ratios (the Neyman-Pearson statistic); ``tables`` hold per-bin estimates of them, fixed on the build half
+    of the selection batch (``search_scores.fit_product_likelihood``)."""
+
+    columns: tuple[int, ...]
+    edges: tuple[np.ndarray, ...]
+    tables: tuple[np.ndarray, ...]
+    label: str = "product-likelihood score"
+
+    def score(self, outputs: np.ndarray) -> np.ndarray:
+        total = np.zeros(outputs.shape[0])
+        for j, edges, table in zip(self.columns, self.edges, self.tables):
+            y = np.asarray(outputs[:, j], dtype=np.float64)
+            code = np.searchsorted(edges, y, side="right")
+            code[np.isnan(y)] = edges.size + 1
+            total += table[code]
+        return total
+
+    def describe(self) -> str:
+        return f"{self.label}(y)"
+
+    def to_dict(self) -> dict:
+        return {"kind": "product_likelihood", "columns": list(self.columns), "edges": [_encode(e) for e in self.edges],
+                "tables": [_encode(t) for t in self.tables], "label": self.label}
+
+
 def _structural_projection_from_dict(data: dict) -> Projection:
     kind = data["kind"]
+    if kind == "product_likelihood":
+        return ProductLikelihood(tuple(int(j) for j in data["columns"]), tuple(_decode(e) for e in data["edges"]),
+                                 tuple(_decode(t) for t in data["tables"]), str(data.get("label", "product-likelihood score")))
     if kind == "sign_vote":
         return SignVote(_decode(data["centres"]), _decode(data["weights"]), str(data.get("label", "sign-vote score")))
     if kind == "derived":
@@ -497,5 +530,5 @@ def _structural_witness_from_dict(data: dict) -> Witness:
     raise ValueError(f"not a witness event description: {data!r}")
 
 
-__all__ += ["Derived", "DerivedPatternSet", "Intersection", "EncodedLinear", "TreeEnsemble", "SignVote", "atom_log_ratios",
-            "SPECIAL_CODES"]
+__all__ += ["Derived", "DerivedPatternSet", "Intersection", "EncodedLinear", "TreeEnsemble", "SignVote", "ProductLikelihood",
+            "atom_log_ratios", "SPECIAL_CODES"]
