@@ -35,7 +35,7 @@ from ..errors import UnsupportedEventError
 from ._event_tree import Leaf
 from ._new_leaves import NEW_KINDS
 from ._pld_new_leaves import build_new_leaf
-from ._pld_core import GridPLD, from_atoms, from_centred_masses, from_interval_masses
+from ._pld_core import TAIL_MASS, GridPLD, from_atoms, from_centred_masses, from_interval_masses
 
 __all__ = ["Leaf", "build_leaf", "leaf_loss_moments"]
 
@@ -43,6 +43,7 @@ _Z = 8.5  # standard-normal quantile beyond which mass is < 1e-17 per side
 _LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (upper side)
 _Z_MAX = 37.5  # standard-normal tail mass beyond it underflows (< 1e-307): the widest grid ever built
 _U = 2.0**-53
+_TAIL_STRIDE = 64  # grid points between the probes of _last_needed
 
 
 # --------------------------------------------------------------------------- base pairs
@@ -218,15 +219,28 @@ class _AntipodalTails(_Tails):
 
 
 # --------------------------------------------------------------------------- discretisation
+def _last_needed(tails, first: float, last: float, step: float) -> float:
+    """The smallest grid index e <= ``last`` (of the form first + 64 j, or ``last``) with P(L > e step) <= TAIL_MASS
+    / 4, from the tails at every 64th grid point: heavy upper tails (subsampled mechanisms) reach losses far
+    beyond any mass that survives a composition, and cells there would only be cut after the first FFT."""
+    coarse = first + np.arange(0, last - first, _TAIL_STRIDE)
+    beyond = np.flatnonzero(tails(coarse * step)[0] <= 0.25 * TAIL_MASS)
+    return float(coarse[beyond[0]]) if beyond.size and coarse[beyond[0]] < last else last
+
+
 def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = _Z) -> GridPLD:
     """Grid PLD of a continuous pair from its tail masses; losses up to the standard-normal quantile ``z``
     of the noise (the rest goes to +inf). A wider ``z`` than the default keeps every cell (no
     construction-time truncation), for the tilted small-delta read-out (:mod:`._pld_tail`)."""
     lo, hi = tails.range(z)
-    tail = {} if z == _Z else {"tail": 0.0}
     first = math.floor(lo / step) - 1
     last = math.ceil(hi / step) + 1
     shift = 0.0 if pessimistic else -0.5  # optimistic cells are centred on the grid points
+    if z == _Z:  # the default grid: cut the upper tail like every composition does (TAIL_MASS per operation)
+        last = round(_last_needed(tails, first + shift, last + shift, step) - shift)
+        tail = {"tail": 0.5 * TAIL_MASS}
+    else:  # the tilted read-out's grid keeps every cell
+        tail = {"tail": 0.0}
     edges = (first + shift + np.arange(last - first + 1)) * step
     sp, fp, sq, fq = tails(edges)
     # interval masses from whichever tail is smaller (better relative accuracy)
@@ -333,10 +347,11 @@ def _symmetrise(pld: GridPLD) -> GridPLD:
 
 
 def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool,
-               lam: float | None = None) -> tuple[GridPLD, GridPLD]:
+               lam: float | None = None, only: str | None = None) -> tuple[GridPLD | None, GridPLD | None]:
     """(remove-direction PLD, add-direction PLD) of a normalised leaf; the same object twice when the
     pair is symmetric. ``leaf.param`` is at sensitivity C; replace-one doubles it where needed.
-    ``lam``: grid the continuous tails far enough (and untruncated) for a read-out tilted by e^{lam L}."""
+    ``lam``: grid the continuous tails far enough (and untruncated) for a read-out tilted by e^{lam L}.
+    ``only`` ("remove" or "add"): the other direction of an asymmetric pair is not built (None)."""
     if leaf.kind in NEW_KINDS:  # accountant-breadth events: DiscreteGaussian, ZCDP, ... (._pld_new_leaves)
         return build_new_leaf(leaf, relation, step, pessimistic)
     if leaf.kind == "tree":
@@ -347,8 +362,8 @@ def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool,
         one = _directional(leaf, param, "sym", step, pessimistic, lam)
         return one, one
     if leaf.sampling == "poisson" and relation == "add_remove":
-        return (_directional(leaf, leaf.param, "remove", step, pessimistic, lam),
-                _directional(leaf, leaf.param, "add", step, pessimistic, lam))
+        return (None if only == "add" else _directional(leaf, leaf.param, "remove", step, pessimistic, lam),
+                None if only == "remove" else _directional(leaf, leaf.param, "add", step, pessimistic, lam))
     if leaf.sampling == "poisson":  # replace-one
         if leaf.kind == "gaussian":
             z = tilt_quantile(2.0 * leaf.param, lam)
@@ -531,13 +546,15 @@ def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tup
 
 def leaf_loss_moments(leaf: Leaf, relation: str, pessimistic: bool = True) -> tuple[float, float, float]:
     """(largest loss mean, largest loss variance over the two directions, loss span) of a leaf's
-    pessimistic PLD, from a discretisation with a few thousand cells; used only to plan the grid."""
-    step = 1.0
+    pessimistic PLD, from a discretisation with 500 to 20,000 cells; used only to plan the grid. The first
+    try, at step 2e-3, is within range for loss spans from 1 to 40 (subsampled Gaussians at common noise
+    levels); otherwise the leaf is rebuilt at 1/1500 of its span."""
+    step = 2e-3
     for _ in range(6):
         remove, add = build_leaf(leaf, relation, step, pessimistic)
         span = max(_span(remove), _span(add))
         cells = span / step
-        if 1000 <= cells <= 20000 or step < 1e-12:
+        if 500 <= cells <= 20000 or step < 1e-12:
             break
         step = max(span / 1500.0, 1e-13)
     means, variances = [], []

@@ -69,3 +69,74 @@ def test_automatic_grid_is_at_least_as_tight_as_one_grid_at_the_final_step(q, si
     one_grid = PLDAccountant(discretisation_interval=auto.leaf_step()).compose(event).epsilon(1e-5)
     lower, upper = auto.epsilon_interval(1e-5)
     assert lower <= upper <= one_grid * (1 + 5e-4)
+
+
+# ------------------------------------------------------------------ one direction at a time
+DPSGD_LIKE = [(0.01, 1.0, 2000, 1e-5), (0.2, 0.7, 60, 1e-6), (0.5, 1.0, 4, 0.3)]
+
+
+def _full_max(event, delta: float) -> float:
+    """Both adjacency directions on the planned grids (the read-out before direction screening)."""
+    accountant = PLDAccountant().compose(event)
+    remove, add = accountant._plds(True)  # fills the cache: the screen is skipped
+    return accountant.epsilon(delta)
+
+
+@pytest.mark.parametrize("q, sigma, steps, delta", DPSGD_LIKE)
+def test_screened_epsilon_equals_both_directions_on_the_planned_grids(q, sigma, steps, delta):
+    event = SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)
+    screened = PLDAccountant().compose(event)
+    assert screened.epsilon(delta) == _full_max(event, delta)
+    assert ("upper", "add", True) in screened._cache  # the add direction was only screened ...
+    assert ("upper", "add", False) not in screened._cache  # ... not computed on the planned grids
+    remove, add = screened._plds(True)  # later read-outs get both directions on the planned grids
+    reference = PLDAccountant().compose(event)
+    ref_remove, ref_add = reference._plds(True)
+    np.testing.assert_array_equal(remove.pmf, ref_remove.pmf)
+    np.testing.assert_array_equal(add.pmf, ref_add.pmf)
+
+
+def test_screen_that_fails_computes_the_other_direction_on_the_planned_grids(monkeypatch):
+    from dataclasses import replace
+
+    event = SelfComposed(PoissonSampled(0.2, Gaussian(0.7)), 60)
+    original = PLDAccountant._upper
+
+    def loose_screen(self, direction, coarse=False):  # a screen bound above everything: it cannot decide
+        pld, symmetric = original(self, direction, coarse)
+        return (replace(pld, inf_mass=0.5), symmetric) if coarse else (pld, symmetric)
+
+    monkeypatch.setattr(PLDAccountant, "_upper", loose_screen)
+    accountant = PLDAccountant().compose(event)
+    value = accountant.epsilon(1e-6)
+    assert ("upper", "add", False) in accountant._cache
+    monkeypatch.setattr(PLDAccountant, "_upper", original)
+    assert value == _full_max(event, 1e-6)
+
+
+def test_one_direction_composition_matches_the_pair():
+    from collections import Counter
+
+    from dpaudit.accountant.pld import compose_leaves
+
+    leaves = Counter({Leaf("gaussian", 1.0, sampling="poisson", q=0.05): 300, Leaf("gaussian", 2.0): 1})
+    step = 1e-3
+    remove, add = compose_leaves(leaves, "add_remove", step, True, 4)
+    only_remove = compose_leaves(leaves, "add_remove", step, True, 4, only="remove")
+    only_add = compose_leaves(leaves, "add_remove", step, True, 4, only="add")
+    assert only_remove[1] is None and only_add[0] is None
+    np.testing.assert_array_equal(only_remove[0].pmf, remove.pmf)
+    np.testing.assert_array_equal(only_add[1].pmf, add.pmf)
+    symmetric = compose_leaves(Counter({Leaf("gaussian", 1.0): 3}), "add_remove", step, True, 1, only="add")
+    assert symmetric[0] is symmetric[1]
+
+
+def test_leaf_upper_tail_is_cut_on_the_declared_side():
+    from dpaudit.accountant._pld_core import TAIL_MASS
+
+    leaf = Leaf("gaussian", 1.0, sampling="poisson", q=0.01)
+    remove, add = build_leaf(leaf, "add_remove", 3e-4, True)
+    for pld in (remove, add):
+        assert pld.inf_mass <= TAIL_MASS  # the cut mass is charged to +inf (P(L > top) <= TAIL_MASS / 4)
+        assert pld.pmf.sum() + pld.inf_mass == pytest.approx(1.0, abs=1e-12)
+    assert remove.losses[-1] < 3.5  # heavy upper tail cut where P(L > v) ~ 1e-16 (default quantile: 4.4)
