@@ -164,10 +164,13 @@ class PLDAccountant:
     def leaf_step(self, pessimistic: bool = True) -> float:
         """The grid step the leaves are discretised on: :meth:`step`, or (upper bound, automatic grid) a
         power-of-two fraction of it, coarsened while composing."""
+        return self.step(pessimistic) / self._leaf_factor(pessimistic)
+
+    def _leaf_factor(self, pessimistic: bool = True) -> int:
+        """How many times finer than :meth:`step` the leaves are discretised (1 on a fixed grid)."""
         if self.discretisation_interval is not None or self._bounded_range() is not None:
-            return self.step(pessimistic)
-        final, factor, _ = self._plan(pessimistic)
-        return final / factor
+            return 1
+        return self._plan(pessimistic)[1]
 
     def tilt_step(self, pessimistic: bool) -> float:
         """Grid of the exponentially tilted read-out: one grid for leaves and composition."""
@@ -339,7 +342,7 @@ class PLDAccountant:
         if key not in self._cache:
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement
-            fine = 1 if refinement else round(step / self.leaf_step(pessimistic))
+            fine = 1 if refinement else self._leaf_factor(pessimistic)
             if key is True and ("upper", "remove", False) in self._cache:  # computed by _screened_epsilon
                 self._cache[key] = (self._upper("remove")[0], self._upper("add")[0])
             else:
@@ -354,9 +357,8 @@ class PLDAccountant:
             if not coarse and True in self._cache:
                 pair = self._cache[True]
             else:
-                step = self.step(True)
-                fine = 1 if coarse else round(step / self.leaf_step(True))
-                pair = compose_leaves(_merged(self._leaves), self.neighbouring, step, True, fine, only=direction)
+                fine = 1 if coarse else self._leaf_factor()
+                pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine, only=direction)
             self._cache[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
         return self._cache[key]
 
@@ -374,7 +376,7 @@ class PLDAccountant:
         Returns (epsilon, the PLDs read)."""
         if True in self._cache or self.discretisation_interval is not None:
             return None
-        if not 1 < round(self.step(True) / self.leaf_step(True)) <= _SCREEN_MAX_FACTOR:
+        if not 1 < self._leaf_factor() <= _SCREEN_MAX_FACTOR:
             return None
         decided, symmetric = self._upper("remove")
         value = decided.epsilon(target_delta)

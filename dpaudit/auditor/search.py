@@ -25,7 +25,8 @@ from scipy.optimize import minimize
 from .witness import Column, ColumnAtoms, Linear, PatternSet, Projection, ScoreRegion, Witness, pattern_keys
 
 __all__ = ["Candidate", "find_atoms", "search_witnesses", "predicted_bound", "score_projections", "pattern_counts",
-           "conservative_upper", "region_candidates", "magnitude_search", "sorted_quantiles", "log_ratio_error"]
+           "conservative_upper", "region_candidates", "magnitude_search", "sorted_quantiles", "log_ratio_error",
+           "half_line_counts"]
 
 ATOM_MIN_COUNT = 3  # a value seen this often in the pooled selection batch is an atom
 MAX_PATTERNS = 20_000
@@ -159,8 +160,7 @@ def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank
         return []
     candidates: list[Candidate] = []
     grid = _grid(pooled, GRID_HALF_LINES, tails)
-    below_a, below_b = np.searchsorted(score_a, grid, "right"), np.searchsorted(score_b, grid, "right")
-    above_a, above_b = score_a.size - np.searchsorted(score_a, grid, "left"), score_b.size - np.searchsorted(score_b, grid, "left")
+    (below_a, below_b), (above_a, above_b) = half_line_counts(score_a, score_b, grid)
     for region_a, region_b, low in ((below_a, below_b, False), (above_a, above_b, True)):
         for forward, (numerator, denominator) in ((True, (region_a, region_b)), (False, (region_b, region_a))):
             scores = rank(numerator, denominator)
@@ -184,6 +184,13 @@ def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank
                                         score_b.size if forward else score_a.size)
                 candidates.append(Candidate(region, forward, float(scores[best]), error=error))
     return candidates
+
+
+def half_line_counts(sorted_a: np.ndarray, sorted_b: np.ndarray, grid: np.ndarray):
+    """((#a <= t, #b <= t), (#a >= t, #b >= t)) for every threshold t of ``grid``, from sorted scores."""
+    below = (np.searchsorted(sorted_a, grid, "right"), np.searchsorted(sorted_b, grid, "right"))
+    above = (sorted_a.size - np.searchsorted(sorted_a, grid, "left"), sorted_b.size - np.searchsorted(sorted_b, grid, "left"))
+    return below, above
 
 
 def log_ratio_error(count_p: float, count_q: float, n_p: int, n_q: int) -> float:

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from .search import Candidate, _Context, region_candidates, sorted_quantiles
+from .search import Candidate, _Context, half_line_counts, region_candidates, sorted_quantiles
 from .search_tails import fitted_choice
 from .witness import ProductLikelihood, Projection, ScoreRegion
 
@@ -62,10 +62,9 @@ def _fitted_half_lines(projection: Projection, held_scores: tuple[np.ndarray, np
         return {}
     grid = np.unique(sorted_quantiles(pooled, np.linspace(0.0, 1.0, COMPANION_GRID)))
     n = min(score_a.size, score_b.size)
-    ends = ((True, np.searchsorted(score_a, grid, "right"), np.searchsorted(score_b, grid, "right")),
-            (False, score_a.size - np.searchsorted(score_a, grid, "left"), score_b.size - np.searchsorted(score_b, grid, "left")))
+    below_counts, above_counts = half_line_counts(score_a, score_b, grid)
     best: dict[bool, tuple[float, ScoreRegion]] = {}
-    for below, count_a, count_b in ends:
+    for below, (count_a, count_b) in ((True, below_counts), (False, above_counts)):
         for forward, (numerator, denominator) in ((True, (count_a, count_b)), (False, (count_b, count_a))):
             fitted = fitted_choice(grid, numerator, denominator, n, rank.n_certify, rank.z_certify, rank.delta, COMPANION_RISK)
             if fitted is None or (forward in best and best[forward][0] >= fitted[1]):
