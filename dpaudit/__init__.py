@@ -26,7 +26,7 @@ _LAZY = {
 }
 
 __all__ = list(_LAZY)
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._validation import check_nonnegative_int, check_positive_int, check_probability, check_real
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
-from ..reporting import json_ready
+from .._json import json_ready
 from ..stats import binomial_test_greater, clopper_pearson_interval, quantile_interval
 from .sampling import PHASE_ACCURACY, SIDE_D, block_sizes, draw_raw_block
 

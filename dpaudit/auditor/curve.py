@@ -40,7 +40,7 @@ from ..accountant.curves import ProfileTradeoff, as_tradeoff, gdp_epsilon, gdp_m
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError, UnsupportedEventError
 from ..events import PrivacyEvent
 from ..guarantee import Guarantee
-from ..reporting import json_ready
+from .._json import json_ready
 from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import probe_outcomes, shape_outcome

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._version import __version__
 from ..errors import ClusterError, InvalidArgument, MechanismError
 
 __all__ = ["DaskBackend", "resolve_scheduler", "SCHEDULER_VARIABLE", "CONNECT_TIMEOUT", "check_worker_versions"]
@@ -75,9 +76,7 @@ class _Chunk:
 def _worker_versions() -> dict[str, str]:
     import numpy
 
-    import dpaudit
-
-    return {"dpaudit": dpaudit.__version__, "numpy": numpy.__version__}
+    return {"dpaudit": __version__, "numpy": numpy.__version__}
 
 
 def check_worker_versions(local: dict[str, str], remote: dict[str, dict[str, str]]) -> None:

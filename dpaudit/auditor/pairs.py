@@ -19,7 +19,7 @@ import numpy as np
 
 from .._validation import check_choice, check_nonnegative_int, check_positive_int, check_probability
 from ..errors import InvalidArgument, InvalidArgumentType
-from ..reporting import json_ready
+from .._json import json_ready
 from .audit import audit
 from .result import AuditResult
 

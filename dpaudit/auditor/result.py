@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..reporting import json_ready
+from .._json import json_ready
 from .witness import Witness
 
 __all__ = ["AuditResult", "AuditDetails"]

@@ -35,7 +35,7 @@ import numpy as np
 from .._numeric import round_down
 from .._validation import check_delta, check_epsilon, check_nonnegative_int, check_probability
 from ..errors import InvalidArgument, InvalidArgumentType
-from ..reporting import json_ready
+from .._json import json_ready
 from .tradeoff_points import (
     CertifiedThreshold,
     certify_thresholds,

@@ -160,7 +160,7 @@ class CertifiedThreshold:
     epsilon_bound: float
 
     def to_dict(self) -> dict[str, Any]:
-        from ..reporting import json_ready
+        from .._json import json_ready
 
         return json_ready({**{k: getattr(self, k) for k in self.__dataclass_fields__},
                            "alpha_estimate": self.count_alpha / self.n_alpha,
