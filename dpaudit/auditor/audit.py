@@ -34,10 +34,11 @@ from .sampling import (
     block_sizes,
     choose_backend,
     draw_block,
+    probe_outcomes,
     probe_randomness,
 )
 from .search import Candidate, search_witnesses
-from .outcomes import probe_outcomes, shape_outcome
+from .outcomes import shape_outcome
 from .search_structure import restrict_to_impossible, select_for_certification
 from .search_products import BOOSTING_MISSING, boosting_available
 from .search_tails import TAIL_KEEP, TailTask, merge, stream_size, summarise, tail_candidates

@@ -43,7 +43,7 @@ from ..guarantee import Guarantee
 from .._json import json_ready
 from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
-from .outcomes import probe_outcomes, shape_outcome
+from .outcomes import shape_outcome
 from .sampling import (
     PHASE_CERTIFY,
     SIDE_D,
@@ -53,6 +53,7 @@ from .sampling import (
     block_sizes,
     choose_backend,
     draw_block,
+    probe_outcomes,
 )
 from .search import conservative_upper, find_atoms, pattern_counts, score_projections
 from .witness import PatternSet, ScoreRegion, Witness, witness_from_dict

@@ -1,4 +1,4 @@
-"""A :class:`~dpaudit.auditor.sampling.Backend` on a Dask cluster (``dask.distributed``).
+"""A :class:`~dpaudit.auditor.backends.Backend` on a Dask cluster (``dask.distributed``).
 
 Blocks keep their own seeds (``SeedSequence(seed, spawn_key=(side, phase, block))``), so a cluster draws
 exactly the samples the serial and process backends draw, whatever the number of workers: results are
@@ -28,6 +28,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ClusterError, InvalidArgument, MechanismError
+from .backends import close_progress
 
 __all__ = ["DaskBackend", "resolve_scheduler", "SCHEDULER_VARIABLE", "CONNECT_TIMEOUT", "check_worker_versions"]
 
@@ -145,8 +146,6 @@ class DaskBackend:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        from .sampling import close_progress
-
         close_progress(self.progress)
         if self._owned and self._client is not None:
             self._client.close()

@@ -1,8 +1,8 @@
-"""The output's type as part of the outcome (issue 18).
+"""The output's type and shape as part of the outcome (below sampling: it draws nothing).
 
 A mechanism may return different dtypes on different inputs (an int on one, a float on the other): the
-values alone may then be equal in distribution while the outputs are not. The audit probes the dtypes on
-both inputs; when they differ, the sampler appends one column holding :func:`dtype_code` of each batch,
+values alone may then be equal in distribution while the outputs are not. The sampler probes the dtypes on
+both inputs (``sampling.probe_outcomes``); when they differ, the sampler appends one column holding :func:`dtype_code` of each batch,
 so the dtype is searched and certified like any other atom. When they agree, every later block must
 return the same dtype: a change is refused (MechanismError naming the block, the input and the types)
 rather than coerced silently.
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import MechanismError
 
-__all__ = ["dtype_code", "dtype_name", "object_outputs", "check_dtype", "append_dtype_column", "probe_dtypes", "probe_outcomes", "shape_outcome"]
+__all__ = ["dtype_code", "dtype_name", "object_outputs", "check_dtype", "append_dtype_column", "output_width", "shape_outcome"]
 
 _KIND_CODES = {"b": 1, "u": 2, "i": 3, "f": 4}
 
@@ -73,22 +73,8 @@ def append_dtype_column(out: np.ndarray, dtype: Any) -> np.ndarray:
     return np.hstack([out, np.full((out.shape[0], 1), dtype_code(dtype))])
 
 
-def probe_dtypes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[str, ...]:
-    """The dtypes of small probe batches on d and on d_prime (their own streams: audits are unchanged),
-    sorted and distinct: one name when they agree, several when the dtype depends on the input."""
-    return probe_outcomes(mechanism, d, d_prime, seed, size)[0]
-
-
-def probe_outcomes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """The dtypes (as :func:`probe_dtypes`) and the output widths (values per output) of small probe batches
-    on d and on d_prime, each sorted and distinct."""
-    from .sampling import PHASE_PROBE, SIDE_D, SIDE_D_PRIME, draw_raw_block
-
-    raws = [draw_raw_block(mechanism, data, size, seed, side, PHASE_PROBE, 4) for data, side in ((d, SIDE_D), (d_prime, SIDE_D_PRIME))]
-    return tuple(sorted({str(raw.dtype) for raw in raws})), tuple(sorted({_width(raw) for raw in raws}))
-
-
-def _width(raw: np.ndarray) -> int:
+def output_width(raw: np.ndarray) -> int:
+    """Values per output of a validated batch (1 for shape (size,))."""
     return 1 if raw.ndim == 1 else int(raw.shape[1])
 
 

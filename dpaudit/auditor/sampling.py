@@ -4,7 +4,10 @@ Samples are drawn in fixed-size *blocks*; block b of stream (side, phase) uses i
 by ``SeedSequence(seed, spawn_key=(side, phase, b))``. Results therefore depend only on the seed, never
 on how blocks are grouped into memory chunks or spread over workers. The statistics never see the
 backend: a backend maps a picklable per-block task over block indices and returns per-block results,
-so a distributed backend (a cluster's map) can be added by implementing :class:`Backend`.
+so a distributed backend (a cluster's map) can be added by implementing
+:class:`~dpaudit.auditor.backends.Backend`. Layers: the backends (``backends.py``: serial, process;
+``dask_backend.py``: a Dask cluster) and the output-type handling (``outcomes.py``) sit below this module;
+:func:`choose_backend` picks one backend per audit.
 
 RNG discipline. Third-party mechanisms often ignore the ``rng`` they are given and draw from the global
 ``numpy.random`` or ``random`` state. Before each block the sampler therefore seeds both global states
@@ -20,18 +23,17 @@ from __future__ import annotations
 import os
 import pickle
 import random
-import signal
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ..errors import MechanismError
+from .backends import BLOCK_SIZE, Backend, ProcessBackend, Progress, SerialBackend, close_progress
+from .dask_backend import DaskBackend, resolve_scheduler
+from .outcomes import append_dtype_column, check_dtype, object_outputs, output_width
 
 __all__ = [
     "BLOCK_SIZE",
@@ -54,9 +56,11 @@ __all__ = [
     "draw_block",
     "block_sizes",
     "Progress",
+    "close_progress",
+    "probe_outcomes",
+    "probe_dtypes",
 ]
 
-BLOCK_SIZE = 1 << 16
 SIDE_D, SIDE_D_PRIME = 0, 1
 PHASE_SELECT, PHASE_CERTIFY, PHASE_ACCURACY, PHASE_PROBE = 0, 1, 2, 3
 _GLOBAL_STATE_KEY = 1  # extra spawn-key word: the global states' seeds never equal the rng's stream
@@ -87,8 +91,6 @@ def validated_outputs(raw: Any, size: int, where: str) -> np.ndarray:
     if raw.ndim > 2:
         raise MechanismError(f"{where}: outputs must have shape (size,) or (size, d), got {raw.shape}")
     if raw.dtype == object:  # issue 18: audited when every element is a real number of one type, else refused
-        from .outcomes import object_outputs
-
         raw = object_outputs(raw, where)
     if raw.dtype == object or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == bool) or np.issubdtype(raw.dtype, np.complexfloating):
         raise MechanismError(f"{where}: outputs must be real numbers, got dtype {raw.dtype}")
@@ -208,94 +210,9 @@ def draw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, 
     raw = draw_raw_block(mechanism, data, size, seed, side, phase, block)
     if not dtypes:
         return canonical_outputs(raw, size, "mechanism")
-    from .outcomes import append_dtype_column, check_dtype
-
     check_dtype(raw, dtypes, block_label(side, phase, block, seed))
     out = canonical_outputs(raw, size, "mechanism")
     return append_dtype_column(out, raw.dtype) if len(dtypes) > 1 else out
-
-
-class Backend(Protocol):
-    """Maps a picklable task over block indices and returns the results in order; used as a context
-    manager so that workers live for one audit."""
-
-    def __enter__(self) -> Backend: ...
-
-    def __exit__(self, *exc_info: object) -> None: ...
-
-    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]: ...
-
-
-class SerialBackend:
-    """Runs every block in this process."""
-
-    def __init__(self, progress: Progress | None = None) -> None:
-        self.progress = progress
-
-    def __enter__(self) -> SerialBackend:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        close_progress(self.progress)
-
-    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
-        results = []
-        for block in blocks:
-            results.append(task(block))
-            if self.progress:
-                self.progress.advance()
-        return results
-
-
-class ProcessBackend:
-    """Spreads blocks over worker processes (the task and mechanism must be picklable)."""
-
-    def __init__(self, workers: int, progress: Progress | None = None) -> None:
-        self.workers = workers
-        self.progress = progress
-        self._pool: ProcessPoolExecutor | None = None
-
-    def __enter__(self) -> ProcessBackend:
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
-        return self
-
-    def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
-        close_progress(self.progress)
-        if self._pool is None:
-            return
-        pool, self._pool = self._pool, None
-        if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
-
-    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
-        if self._pool is None:
-            with self:
-                return self.map(task, blocks)
-        futures = [self._pool.submit(task, block) for block in blocks]
-        results = []
-        for block, future in zip(blocks, futures):
-            try:
-                results.append(future.result())
-            except BrokenProcessPool as exc:
-                raise MechanismError(f"a worker process died while drawing block {block} (the mechanism crashed its "
-                                     "process: os._exit, a fatal signal or out of memory)") from exc
-            if self.progress:
-                self.progress.advance()
-        return results
-
-
-def close_progress(progress: Any) -> None:
-    """Remove a backend's progress bar when the backend is done (also after an error or Ctrl-C)."""
-    close = getattr(progress, "close", None)
-    if close is not None:
-        close()
-
-
-def _ignore_interrupts() -> None:
-    """Worker processes leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _picklable(*objects: object) -> bool:
@@ -310,8 +227,6 @@ def choose_backend(workers: int | None, total_samples: int, mechanism: Callable,
                    progress: Progress | None, scheduler: Any = None) -> Backend:
     """A Dask cluster when a scheduler is given (argument or $DPAUDIT_SCHEDULER); else processes when more
     than one worker is wanted, the job is large and everything pickles; else this process."""
-    from .dask_backend import DaskBackend, resolve_scheduler
-
     scheduler = resolve_scheduler(scheduler)
     if scheduler is not None:
         return DaskBackend(scheduler, progress)
@@ -321,37 +236,14 @@ def choose_backend(workers: int | None, total_samples: int, mechanism: Callable,
     return SerialBackend(progress)
 
 
-class Progress:
-    """A tqdm progress bar on stderr for an audit's blocks, shown only when stderr is a terminal and the job
-    is long (``enabled=None``) or when asked (``enabled=True``).
+def probe_dtypes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[str, ...]:
+    """The dtypes of small probe batches on d and on d_prime (their own streams: audits are unchanged),
+    sorted and distinct: one name when they agree, several when the dtype depends on the input."""
+    return probe_outcomes(mechanism, d, d_prime, seed, size)[0]
 
-    Every backend (local, process or Dask) calls ``advance`` in the calling process once per finished block
-    (or chunk of blocks), so the bar is the same whatever runs the blocks. tqdm is a core dependency and is
-    imported only when a bar is shown. Closed when the last block is done.
-    """
 
-    def __init__(self, total: int, label: str = "audit", enabled: bool | None = None) -> None:
-        self.total, self.label, self.done = int(total), label, 0
-        self.enabled = (sys.stderr.isatty() and self.total > 8) if enabled is None else bool(enabled)
-        self._bar: Any = None
-        if self.enabled:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(total=self.total, desc=self.label, unit="block", file=sys.stderr, leave=False,
-                             dynamic_ncols=True)
-
-    def advance(self, count: int = 1) -> None:
-        self.done += count
-        if self._bar is not None:
-            self._bar.update(count)
-            if self.done >= self.total:
-                self.close()
-
-    def close(self) -> None:
-        """Remove the bar (idempotent)."""
-        bar, self._bar = self._bar, None
-        if bar is not None:
-            bar.close()
-
-    def __getstate__(self) -> dict[str, Any]:  # a bar never travels to worker processes
-        return {**self.__dict__, "_bar": None}
+def probe_outcomes(mechanism: Any, d: Any, d_prime: Any, seed: int, size: int = 64) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The dtypes (as :func:`probe_dtypes`) and the output widths (values per output) of small probe batches
+    on d and on d_prime, each sorted and distinct."""
+    raws = [draw_raw_block(mechanism, data, size, seed, side, PHASE_PROBE, 4) for data, side in ((d, SIDE_D), (d_prime, SIDE_D_PRIME))]
+    return tuple(sorted({str(raw.dtype) for raw in raws})), tuple(sorted({output_width(raw) for raw in raws}))

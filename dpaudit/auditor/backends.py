@@ -1,0 +1,141 @@
+"""Backends that run an audit's per-block tasks: in this process or in worker processes, with a progress bar.
+
+A backend maps a picklable per-block task over block indices and returns the per-block results in order;
+the statistics never see which backend ran them (each block seeds itself, ``sampling.py``). A cluster
+backend (``dask_backend.py``) implements the same :class:`Backend` protocol; ``sampling.choose_backend``
+picks one per audit.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Protocol
+
+from ..errors import MechanismError
+
+__all__ = ["BLOCK_SIZE", "Backend", "SerialBackend", "ProcessBackend", "Progress", "close_progress"]
+
+BLOCK_SIZE = 1 << 16
+
+
+class Backend(Protocol):
+    """Maps a picklable task over block indices and returns the results in order; used as a context
+    manager so that workers live for one audit."""
+
+    def __enter__(self) -> Backend: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
+
+    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]: ...
+
+
+class SerialBackend:
+    """Runs every block in this process."""
+
+    def __init__(self, progress: Progress | None = None) -> None:
+        self.progress = progress
+
+    def __enter__(self) -> SerialBackend:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        close_progress(self.progress)
+
+    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
+        results = []
+        for block in blocks:
+            results.append(task(block))
+            if self.progress:
+                self.progress.advance()
+        return results
+
+
+class ProcessBackend:
+    """Spreads blocks over worker processes (the task and mechanism must be picklable)."""
+
+    def __init__(self, workers: int, progress: Progress | None = None) -> None:
+        self.workers = workers
+        self.progress = progress
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> ProcessBackend:
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
+        return self
+
+    def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
+        close_progress(self.progress)
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
+        if self._pool is None:
+            with self:
+                return self.map(task, blocks)
+        futures = [self._pool.submit(task, block) for block in blocks]
+        results = []
+        for block, future in zip(blocks, futures):
+            try:
+                results.append(future.result())
+            except BrokenProcessPool as exc:
+                raise MechanismError(f"a worker process died while drawing block {block} (the mechanism crashed its "
+                                     "process: os._exit, a fatal signal or out of memory)") from exc
+            if self.progress:
+                self.progress.advance()
+        return results
+
+
+def close_progress(progress: Any) -> None:
+    """Remove a backend's progress bar when the backend is done (also after an error or Ctrl-C)."""
+    close = getattr(progress, "close", None)
+    if close is not None:
+        close()
+
+
+def _ignore_interrupts() -> None:
+    """Worker processes leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Progress:
+    """A tqdm progress bar on stderr for an audit's blocks, shown only when stderr is a terminal and the job
+    is long (``enabled=None``) or when asked (``enabled=True``).
+
+    Every backend (local, process or Dask) calls ``advance`` in the calling process once per finished block
+    (or chunk of blocks), so the bar is the same whatever runs the blocks. tqdm is a core dependency and is
+    imported only when a bar is shown. Closed when the last block is done.
+    """
+
+    def __init__(self, total: int, label: str = "audit", enabled: bool | None = None) -> None:
+        self.total, self.label, self.done = int(total), label, 0
+        self.enabled = (sys.stderr.isatty() and self.total > 8) if enabled is None else bool(enabled)
+        self._bar: Any = None
+        if self.enabled:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=self.total, desc=self.label, unit="block", file=sys.stderr, leave=False,
+                             dynamic_ncols=True)
+
+    def advance(self, count: int = 1) -> None:
+        self.done += count
+        if self._bar is not None:
+            self._bar.update(count)
+            if self.done >= self.total:
+                self.close()
+
+    def close(self) -> None:
+        """Remove the bar (idempotent)."""
+        bar, self._bar = self._bar, None
+        if bar is not None:
+            bar.close()
+
+    def __getstate__(self) -> dict[str, Any]:  # a bar never travels to worker processes
+        return {**self.__dict__, "_bar": None}
