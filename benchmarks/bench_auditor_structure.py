@@ -3,7 +3,7 @@ wide discrete outputs, tail events); writes reports/auditor_structure.md and .js
 
 Every bound is a certified lower bound (Clopper-Pearson, confidence split over every certified event). Each
 row also certifies the best event known in advance (the oracle witness, all samples certifying it) for
-comparison. The last sections compare the catalog against the previous search (``search.magnitude_search``
+comparison. The last sections compare the catalog against the previous search (``witness_search.family_magnitude.magnitude_search``
 with one certified event), run in the same process: tightness, and the time of one catalog pass.
 
 Run: python benchmarks/bench_auditor_structure.py [--quick] [--false-alarm-samples N] [--false-alarms-only]
@@ -28,7 +28,7 @@ from _timing import machine_line
 from scipy.stats import norm
 
 import dpaudit
-from dpaudit.auditor.search import magnitude_search
+from dpaudit.auditor.witness_search.family_magnitude import magnitude_search
 from dpaudit.auditor.witness import (
     Column,
     ColumnAtoms,
@@ -340,7 +340,7 @@ def catalog_section(sizes: list[int]) -> tuple[list[str], dict]:
     header = " | ".join(f"{n:.0e} before / after" for n in sizes)
     lines = ["## The catalog: previous search against this one (claimed epsilon 1, seed 0, confidence 0.95)", "",
              "epsilon_lower / pair epsilon (the certified bound itself when the pair epsilon is infinite). `before` is",
-             "`search.magnitude_search` with one certified event, run in this process.", "",
+             "`witness_search.family_magnitude.magnitude_search` with one certified event, run in this process.", "",
              f"| entry | pair eps | {header} | events after (largest budget) | witness after (largest budget) |",
              "|---|---|" + "---|" * len(sizes) + "---|---|"]
     worse = []

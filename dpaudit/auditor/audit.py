@@ -1,7 +1,9 @@
 """``audit``: a certified lower bound on a black-box mechanism's epsilon for one adjacent pair.
 
 Procedure (one call):
-1. draw a *selection* batch on both inputs and search witness events (``search.py``);
+1. draw a *selection* batch on both inputs (and, for delta > 0, stream the rest of the selection budget as
+   tail summaries) and search witness events (``witness_search``: the families of its registry hand
+   candidates to one selector);
 2. draw a fresh *certification* batch, streamed block by block (memory stays bounded at any sample
    count), and count how often each chosen event occurs under each input;
 3. turn the counts into Clopper-Pearson bounds, with the error probability split over both sides of
@@ -37,12 +39,12 @@ from .sampling import (
     probe_outcomes,
     probe_randomness,
 )
-from .search import Candidate, search_witnesses
 from .outcomes import shape_outcome
-from .search_structure import restrict_to_impossible, select_for_certification
-from .search_products import BOOSTING_MISSING, boosting_available
-from .search_tails import TAIL_KEEP, TailTask, merge, stream_size, summarise, tail_candidates
 from .witness import PatternSet, Witness, witness_from_dict
+from .witness_search.candidate import Candidate
+from .witness_search.family_learned import BOOSTING_MISSING, boosting_available
+from .witness_search.family_tails import TailTask, stream_size
+from .witness_search.selector import restrict_to_impossible, search_witnesses, select_for_certification
 
 __all__ = ["audit", "selection_size"]
 
@@ -234,14 +236,14 @@ class _Sampler:
         return np.array(under_d).reshape(len(sizes), -1), np.array(under_dp).reshape(len(sizes), -1)
 
     def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
-        """Tail summaries (search_tails.summarise) of the streamed selection blocks, per input."""
+        """Tail summaries (``family_tails.summarise``) of the streamed selection blocks, per input."""
         blocks = range(len(sizes))
         return (self.backend.map(TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks),
                 self.backend.map(TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
                                          self.widths), blocks))
 
 
-TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (search_tails.py)
+TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (witness_search/family_tails.py)
 
 
 def audit(
@@ -329,13 +331,9 @@ def audit(
                 warnings.append(BOOSTING_MISSING)
             z = float(norm.isf(side_alpha(confidence_level, certified_events)))
             search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
-            candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng)
-            if stream_sizes:  # (epsilon, delta): half-lines in the tails of the whole selection budget
-                tails_a, tails_b = draw.tails(stream_sizes)
-                keep = max(TAIL_KEEP, a.shape[0] // 16)  # the batch's tails as deep as a streamed block's
-                candidates = sorted(candidates + tail_candidates(merge([summarise(a, keep)] + tails_a), merge([summarise(b, keep)] + tails_b),
-                                                                 width, n_certify=n_certify, z_certify=z, delta=delta),
-                                    key=lambda c: -c.predicted)
+            streamed = draw.tails(stream_sizes) if stream_sizes else None  # (epsilon, delta): the tail family's input
+            candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng,
+                                          streamed=streamed)
             chosen = select_for_certification(candidates, certified_events,
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))

@@ -4,7 +4,7 @@ A mechanism that declares a privacy event (or an (epsilon, delta) guarantee, or 
 trade-off function f: every test phi of H0 "the input was d" against "it was d'" has type-II error
 beta_phi >= f(alpha_phi), alpha_phi its type-I error (Dong, Roth & Su 2022). Procedure:
 
-1. draw a *selection* batch on both inputs; from the witness machinery (``search.py``: coordinates and a
+1. draw a *selection* batch on both inputs; from the witness machinery (``witness_search``: coordinates and a
    learned score for half-lines, atom patterns sorted by likelihood ratio for discrete outputs) build
    nested rejection regions S (tests phi = 1[output in S]) and choose a few, in both directions
    (H0 = d and H0 = d'): the region with the best predicted mu bound (the middle of the curve), the one
@@ -55,8 +55,10 @@ from .sampling import (
     draw_block,
     probe_outcomes,
 )
-from .search import conservative_upper, find_atoms, pattern_counts, score_projections
 from .witness import PatternSet, ScoreRegion, Witness, witness_from_dict
+from .witness_search.atom_sets import find_atoms, pattern_counts
+from .witness_search.linear_scores import score_projections
+from .witness_search.prediction import conservative_upper
 
 __all__ = ["audit_curve", "CurveAuditResult", "CurvePoint", "Claim", "resolve_claim", "SPREAD_SHARE"]
 

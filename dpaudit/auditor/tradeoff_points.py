@@ -7,7 +7,7 @@ beta(t) = P_d'(not S_t). The procedure (Neyman-Pearson half-lines, chosen on one
 certified on the rest, as in DESIGN.md "Statistics the auditor must get right"):
 
 1. :func:`select_thresholds` chooses a few thresholds on a *selection* split only, by the bounds they
-   are predicted to certify (conservative Wilson predictions, :func:`dpaudit.auditor.search.conservative_upper`);
+   are predicted to certify (conservative Wilson predictions, :func:`dpaudit.auditor.witness_search.prediction.conservative_upper`);
 2. :func:`certify_thresholds` counts each chosen half-line on the *certification* split and gives
    one-sided Clopper-Pearson upper bounds alpha_u >= alpha(t), beta_u >= beta(t), the error probability
    split (Bonferroni) over every bound of every certified threshold, so all hold together with
@@ -116,7 +116,7 @@ def select_thresholds(positive: np.ndarray, negative: np.ndarray, *, n_positive:
     """
     from scipy.stats import norm
 
-    from .search import conservative_upper
+    from .witness_search.prediction import conservative_upper
 
     positive, negative = np.sort(positive), np.sort(negative)
     if positive.size == 0 or negative.size == 0:

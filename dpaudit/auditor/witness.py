@@ -476,7 +476,7 @@ class ProductLikelihood(Projection):
     the number of ``edges[j]`` <= y (0 .. len(edges[j])) and NaN takes the last entry of ``tables[j]``. For
     independent coordinates the log likelihood ratio of the output is the sum of the coordinates' log density
     ratios (the Neyman-Pearson statistic); ``tables`` hold per-bin estimates of them, fixed on the build half
-    of the selection batch (``search_scores.fit_product_likelihood``)."""
+    of the selection batch (``witness_search.family_learned.fit_product_likelihood``)."""
 
     columns: tuple[int, ...]
     edges: tuple[np.ndarray, ...]

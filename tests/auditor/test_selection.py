@@ -13,17 +13,14 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 import dpaudit
-from dpaudit.auditor.search import Candidate, region_candidates, sorted_quantiles, _Context
-from dpaudit.auditor.search_scores import fit_product_likelihood, held_out_regions
-from dpaudit.auditor.search_structure import (
-    WIDE_MARGIN,
-    _Ranker,
-    _support_leak,
-    is_interval,
-    prefer_wide,
-    select_for_certification,
-)
-from dpaudit.auditor.search_tails import fitted_choice
+from dpaudit.auditor.witness_search.candidate import Candidate, is_interval
+from dpaudit.auditor.witness_search.family_atoms import _support_leak
+from dpaudit.auditor.witness_search.family_learned import fit_product_likelihood
+from dpaudit.auditor.witness_search.prediction import HeldOutPrediction as _Ranker
+from dpaudit.auditor.witness_search.prediction import WholeBatchPrediction as _Context
+from dpaudit.auditor.witness_search.regions import held_out_regions, region_candidates, sorted_quantiles
+from dpaudit.auditor.witness_search.selector import WIDE_MARGIN, prefer_wide, select_for_certification
+from dpaudit.auditor.witness_search.tail_fit import fitted_choice
 from dpaudit.auditor.witness import (
     Column,
     ColumnAtoms,

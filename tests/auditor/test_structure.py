@@ -11,16 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpaudit
-from dpaudit.auditor.search_structure import (
-    ZERO_MIN,
-    detect_grid,
-    held_out_predicted,
-    is_half_line,
-    select_for_certification,
-    structural_features,
-    structured_search,
-)
-from dpaudit.auditor.search import Candidate, find_atoms
+from dpaudit.auditor.witness_search.atom_sets import ZERO_MIN, find_atoms
+from dpaudit.auditor.witness_search.candidate import Candidate, is_half_line
+from dpaudit.auditor.witness_search.family_atoms import detect_grid, structural_features
+from dpaudit.auditor.witness_search.prediction import held_out_predicted
+from dpaudit.auditor.witness_search.selector import search_witnesses as structured_search
+from dpaudit.auditor.witness_search.selector import select_for_certification
 from dpaudit.auditor.witness import (
     SPECIAL_CODES,
     Column,
@@ -120,7 +116,7 @@ def test_tree_ensemble_matches_scikit_learn_and_is_skipped_without_it(monkeypatc
     pytest.importorskip("sklearn")
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    from dpaudit.auditor import search_products
+    from dpaudit.auditor.witness_search import family_learned as search_products
 
     fitted = []
 
@@ -260,7 +256,7 @@ def test_bad_outputs_are_refused_naming_block_input_and_types(mechanism, words):
 
 
 # ------------------------------------------------------------------------------- tails for (eps, delta)
-from dpaudit.auditor import search_tails  # noqa: E402
+from dpaudit.auditor.witness_search import family_tails as search_tails  # noqa: E402
 from dpaudit.auditor.outcomes import shape_outcome  # noqa: E402
 from dpaudit.mechanisms import GaussianMechanism  # noqa: E402
 

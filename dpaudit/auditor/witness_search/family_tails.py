@@ -1,18 +1,19 @@
-"""Tail half-lines for (epsilon, delta) claims, from the whole selection budget (issue 18).
+"""Witness family: tail half-lines for (epsilon, delta) claims, from the whole streamed selection budget.
 
 For an (epsilon, delta) claim the events that certify the most are in the tails: a half-line S = {y >= t}
 with P[M(d) in S] = p and P[M(d') in S] = q certifies ln((p - delta) / q), best where p is a small
 multiple of delta (for the analytic Gaussian at delta = 1e-5, p ~ 1e-4 .. 1e-3). The selection batch the
-general search sees is capped (``audit.MAX_SELECTION`` rows per input, kept whole in memory), too few to
+other families see is capped (``audit.MAX_SELECTION`` rows per input, kept whole in memory), too few to
 place such a threshold well. For delta > 0 the audit therefore streams the rest of the selection budget
-(``selection_fraction`` of the samples) block by block and keeps per block, column and end only the
-TAIL_KEEP most extreme values (:func:`summarise`): memory is O(blocks x columns x TAIL_KEEP), independent
-of the sample count. Counts of {y <= t} are exact for every t below the smallest per-block cut (and
-symmetrically for {y >= t}), so every kept value is a threshold whose selection counts are exact over
+(``selection_fraction`` of the samples) block by block (:class:`TailTask`) and keeps per block, column and
+end only the TAIL_KEEP most extreme values (:func:`summarise`): memory is O(blocks x columns x TAIL_KEEP),
+independent of the sample count. Counts of {y <= t} are exact for every t below the smallest per-block cut
+(and symmetrically for {y >= t}), so every kept value is a threshold whose selection counts are exact over
 the whole streamed budget. :func:`tail_candidates` ranks every such threshold by the delta-adjusted bound
-it is predicted to certify (``search.predicted_bound``: one-sided Wilson bounds at the selection size,
-then at the certification size), each direction and end; the chosen events are certified on fresh
-samples like every other candidate and enter the same confidence split.
+it is predicted to certify (``prediction.predicted_bound``), each direction and end, beside the threshold a
+fitted tail model prefers (``tail_fit.fitted_choice``); the chosen events are certified on fresh samples
+like every other candidate and enter the same confidence split. The family reads the streamed summaries
+from the batch (``SelectionBatch.streamed``) and searches nothing when there are none.
 """
 
 from __future__ import annotations
@@ -24,15 +25,36 @@ from typing import Any
 
 import numpy as np
 
-from .search import Candidate, _wilson, predicted_bound
-from .witness import Column, ScoreRegion
+from ..outcomes import shape_outcome
+from ..sampling import PHASE_SELECT, block_label, draw_block
+from ..witness import Column, ScoreRegion
+from .batch import SelectionBatch
+from .candidate import Candidate
+from .prediction import predicted_bound
+from .tail_fit import fitted_choice
 
-__all__ = ["TAIL_KEEP", "MAX_TAIL_COLUMNS", "STREAM_BLOCK_OFFSET", "Tails", "summarise", "merge", "tail_candidates",
-           "TailTask", "stream_size", "fitted_choice"]
+__all__ = ["StreamedTails", "TAIL_KEEP", "MAX_TAIL_COLUMNS", "STREAM_BLOCK_OFFSET", "Tails", "summarise", "merge",
+           "tail_candidates", "TailTask", "stream_size"]
 
 TAIL_KEEP = 4096  # values kept per block, column and end (6% of a full block)
 MAX_TAIL_COLUMNS = 16
 STREAM_BLOCK_OFFSET = 1 << 20  # block indices of the streamed selection blocks: streams independent of the batch's
+
+
+class StreamedTails:
+    """Tail half-lines over the batch and the streamed selection blocks (only when the audit streamed some)."""
+
+    name = "tail half-lines"
+    costly = False
+
+    def candidates(self, batch: SelectionBatch) -> list[Candidate]:
+        if batch.streamed is None:
+            return []
+        streamed_a, streamed_b = batch.streamed
+        keep = max(TAIL_KEEP, batch.a.shape[0] // 16)  # the batch's tails as deep as a streamed block's
+        return tail_candidates(merge([summarise(batch.a, keep)] + list(streamed_a)),
+                               merge([summarise(batch.b, keep)] + list(streamed_b)), batch.width,
+                               n_certify=batch.n_certify, z_certify=batch.z_certify, delta=batch.delta)
 
 
 @dataclass(frozen=True)
@@ -46,7 +68,6 @@ class Tails:
     high: tuple[np.ndarray, ...]
     high_cut: np.ndarray
     rows: int
-
 
 def summarise(outputs: np.ndarray, keep: int = TAIL_KEEP) -> Tails:
     """The tails of one block of canonical outputs (first MAX_TAIL_COLUMNS columns)."""
@@ -68,7 +89,6 @@ def summarise(outputs: np.ndarray, keep: int = TAIL_KEEP) -> Tails:
         high_cut.append(float(part[column.size - keep - 1]))
     return Tails(tuple(low), np.array(low_cut), tuple(high), np.array(high_cut), int(outputs.shape[0]))
 
-
 def merge(parts: Sequence[Tails]) -> Tails:
     """The tails of the union of the summarised blocks (values beyond the exact range dropped)."""
     width = min(len(p.low) for p in parts)
@@ -81,7 +101,6 @@ def merge(parts: Sequence[Tails]) -> Tails:
         values = np.sort(np.concatenate([p.high[j] for p in parts]))
         high.append(values[values > high_cut[j]])
     return Tails(tuple(low), low_cut, tuple(high), high_cut, sum(p.rows for p in parts))
-
 
 def tail_candidates(tails_a: Tails, tails_b: Tails, width: int, *, n_certify: int, z_certify: float,
                     delta: float) -> list[Candidate]:
@@ -114,62 +133,6 @@ def tail_candidates(tails_a: Tails, tails_b: Tails, width: int, *, n_certify: in
                     candidates.append(Candidate(make(fitted[0]), forward, fitted[1]))
     return candidates
 
-
-FIT_MIN_COUNT = 10  # thresholds fitted on need this many selection hits under both inputs
-FIT_POINTS = 256
-FIT_DEGREE = 2  # ln ratio ~ polynomial of this degree in the threshold
-FIT_MAX_CHI2 = 4.0  # reduced chi-square above which the linear model is rejected
-
-
-def fitted_choice(grid: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, n: int, n_certify: int,
-                  z_certify: float, delta: float, risk: float = 0.0) -> tuple[float, float] | None:
-    """The threshold maximising the predicted bound under a smoothed tail ratio, or None.
-
-    The raw ratio of tail counts is noisy exactly where (epsilon, delta) events live (a few hundred hits), so
-    the maximum of raw predictions lands on chance spikes. In the tail the log ratio of the two survival
-    functions is smooth in the threshold (linear for Gaussian location pairs, constant for Laplace), so it
-    is fitted by weighted least squares with a polynomial of degree FIT_DEGREE in t, ln(c_num / c_den) ~
-    u + v t + w t^2, on thresholds leaving geometrically spaced counts outside (weights 1 / (1/c_num + 1/c_den), the inverse delta-method variance); the fit is
-    used only when it is consistent with the counts (reduced chi-square <= FIT_MAX_CHI2). Each threshold is
-    then predicted (within the fitted range: no extrapolation) with p = c_num / n and q = p e^-fit(t), shrunk at
-    the certification size only (one-sided Wilson bounds at z_certify); the
-    choice is certified on fresh samples like any other, so a poor model costs tightness, never soundness.
-    ``risk`` > 0 maximises a lower quantile of the certified bound instead of its expectation: each prediction
-    less ``risk`` times the bound's standard deviation at certification, sqrt(1 / (p n) + 1 / (q n)) with
-    n = n_certify (the delta method for ln p - ln q), so of two thresholds within noise the wider wins."""
-    order = np.argsort(numerator + denominator, kind="stable")  # tail counts grow away from the extreme
-    total = (numerator + denominator)[order]
-    wanted = np.unique(np.geomspace(max(1, total.min()), max(1, total.max()), FIT_POINTS).round())
-    picks = order[np.clip(np.searchsorted(total, wanted), 0, order.size - 1)]
-    picks = np.unique(picks)
-    usable = picks[(numerator[picks] >= FIT_MIN_COUNT) & (denominator[picks] >= FIT_MIN_COUNT)]
-    if usable.size < 5:
-        return None
-    t, cn, cd = grid[usable], numerator[usable].astype(float), denominator[usable].astype(float)
-    y, weight = np.log(cn / cd), 1.0 / (1.0 / cn + 1.0 / cd)
-    if np.ptp(t) == 0:
-        return None
-    coef = np.polyfit(t, y, FIT_DEGREE, w=np.sqrt(weight))
-    chi2 = float(np.sum(weight * (y - np.polyval(coef, t)) ** 2)) / max(1, usable.size - FIT_DEGREE - 1)
-    if not chi2 <= FIT_MAX_CHI2:
-        return None
-    inside = (numerator >= FIT_MIN_COUNT) & (grid >= t.min()) & (grid <= t.max())  # no extrapolation
-    if not inside.any():
-        return None
-    p = numerator[inside] / n
-    q = np.minimum(1.0, p * np.exp(-np.polyval(coef, grid[inside])))
-    p_low = _wilson(p * n_certify, n_certify, z_certify, upper=False) - delta
-    q_high = _wilson(q * n_certify, n_certify, z_certify, upper=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scores = np.where(p_low > 0, np.log(np.where(p_low > 0, p_low, 1.0)) - np.log(q_high), -np.inf)
-        if risk > 0:
-            scores = scores - risk * np.sqrt(1.0 / (p * n_certify) + 1.0 / (np.maximum(q, 1e-300) * n_certify))
-    best = int(np.argmax(scores))
-    if not (np.isfinite(scores[best]) and scores[best] > 0):
-        return None
-    return float(grid[inside][best]), float(scores[best])
-
-
 def stream_size(samples: int, fraction: float, batch: int, delta: float) -> int:
     """Selection samples per input streamed as tails beside the batch of ``batch`` rows: for delta > 0, the
     rest of the selection budget (``fraction`` of the samples, at most half of them); else none."""
@@ -191,9 +154,6 @@ class TailTask:
     widths: tuple[int, ...] = ()
 
     def __call__(self, block: int) -> Tails:
-        from .outcomes import shape_outcome
-        from .sampling import PHASE_SELECT, block_label, draw_block
-
         index = STREAM_BLOCK_OFFSET + block
         outputs = draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_SELECT, index, self.dtypes)
         return summarise(shape_outcome(outputs, self.widths, block_label(self.side, PHASE_SELECT, index, self.seed)))

@@ -1,0 +1,46 @@
+"""The candidate event: what every witness family hands the selector (an event, a direction, a prediction).
+
+Also the kinds of event the selector tells apart (half-lines, intervals, atom sets).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..witness import Column, DerivedPatternSet, PatternSet, ScoreRegion, Witness
+
+__all__ = ["Candidate", "is_half_line", "is_score_half_line", "is_interval", "is_atom_family"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An event, the direction it separates (forward: P = under d, Q = under d_prime), and its predicted bound.
+
+    ``companion``: another event of the same family, certified beside this one when this one is the best
+    candidate (a threshold of the same score chosen another way; see ``regions.held_out_regions``).
+    ``error``: the standard error of the event's ln(p / q) estimate behind ``predicted``, when known."""
+
+    witness: Witness
+    forward: bool
+    predicted: float
+    companion: Witness | None = None
+    error: float = 0.0
+
+
+def is_half_line(witness: Witness) -> bool:
+    """A half-line of one output coordinate."""
+    return (isinstance(witness, ScoreRegion) and isinstance(witness.projection, Column)
+            and (math.isinf(witness.low) or math.isinf(witness.high)))
+
+def is_score_half_line(witness: Witness) -> bool:
+    """A half-line of any score (a coordinate or a learned score)."""
+    return isinstance(witness, ScoreRegion) and (math.isinf(witness.low) or math.isinf(witness.high))
+
+def is_interval(witness: Witness) -> bool:
+    """A bounded interval of any score."""
+    return isinstance(witness, ScoreRegion) and math.isfinite(witness.low) and math.isfinite(witness.high)
+
+def is_atom_family(witness: Witness) -> bool:
+    """An event chosen as a union of discrete outcomes (atoms or structural feature values)."""
+    return isinstance(witness, (PatternSet, DerivedPatternSet))
