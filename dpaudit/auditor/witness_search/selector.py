@@ -27,7 +27,7 @@ from ..witness import PatternSet
 from .batch import SelectionBatch, WitnessFamily
 from .candidate import Candidate, is_atom_family, is_half_line, is_interval, is_score_half_line
 from .prediction import held_out_predicted
-from .registry import FAMILIES
+from . import registry
 
 __all__ = ["search_witnesses", "search_batch", "select_for_certification", "prefer_wide", "restrict_to_impossible",
            "SETTLED_SHARE", "WIDE_MARGIN", "EXTRA_PROOFS", "EXTRA_SHARE", "MAX_COMPANIONS", "COMPANION_SHARE"]
@@ -40,8 +40,10 @@ SETTLED_SHARE = 0.9  # a candidate predicted at this share of the budget's ceili
 WIDE_MARGIN = 0.5  # an interval must beat the best half-line by this many of its standard errors (prefer_wide)
 
 
-def search_batch(batch: SelectionBatch, families: Sequence[WitnessFamily] = FAMILIES) -> list[Candidate]:
-    """Every finite candidate event of ``families`` on ``batch``, best first (ties keep the families' order)."""
+def search_batch(batch: SelectionBatch, families: Sequence[WitnessFamily] | None = None) -> list[Candidate]:
+    """Every finite candidate event of ``families`` (default: ``registry.FAMILIES``, read at each call) on
+    ``batch``, best first (ties keep the families' order)."""
+    families = registry.FAMILIES if families is None else families
     ceiling = float(held_out_predicted(batch.held_out.n_select, 0, batch.held_out.n_select, batch.n_certify,
                                        batch.z_certify, batch.delta, batch.held_out.n_select, 0, batch.n_select)[()])
     candidates: list[Candidate] = []
@@ -59,7 +61,7 @@ def search_batch(batch: SelectionBatch, families: Sequence[WitnessFamily] = FAMI
 
 def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
                      rng: np.random.Generator, streamed: tuple[Any, Any] | None = None,
-                     families: Sequence[WitnessFamily] = FAMILIES) -> list[Candidate]:
+                     families: Sequence[WitnessFamily] | None = None) -> list[Candidate]:
     """All candidate events for selection outputs ``a`` (under d) and ``b`` (under d_prime), best first
     (:func:`search_batch` on a :class:`~dpaudit.auditor.witness_search.batch.SelectionBatch` of them)."""
     return search_batch(SelectionBatch(a, b, n_certify, z_certify, delta, rng, streamed), families)
