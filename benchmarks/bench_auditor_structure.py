@@ -1,4 +1,4 @@
-"""Issue 18: the auditor on leaks of structure (float residues and bits, NaN, dtype, products of coordinates,
+"""The auditor on leaks of structure (float residues and bits, NaN, dtype, products of coordinates,
 wide discrete outputs, tail events); writes reports/auditor_structure.md and .json.
 
 Every bound is a certified lower bound (Clopper-Pearson, confidence split over every certified event). Each
@@ -297,7 +297,7 @@ def false_alarm_section(repetitions: int, samples: int) -> tuple[list[str], dict
 
 @contextmanager
 def previous_search():
-    """The search before issue 18: magnitude_search, the best event only."""
+    """The magnitude-only search (before the structural and learned families): magnitude_search, the best event only."""
     search, select, tails = audit_module.search_witnesses, audit_module.select_for_certification, audit_module.TAIL_SEARCH
     audit_module.search_witnesses = magnitude_search
     audit_module.select_for_certification = lambda candidates, count, provable=None, selection=None: audit_module._select(candidates, count)

@@ -19,6 +19,10 @@ beta_phi >= f(alpha_phi), alpha_phi its type-I error (Dong, Roth & Su 2022). Pro
    epsilon < max(ln((1 - delta - beta_u) / alpha_u), ln((1 - delta - alpha_u) / beta_u)) (``epsilon_lower``).
    These hold with no assumption. Reported beside them, labelled as such: the epsilon(delta) that
    mu_lower implies *assuming a Gaussian trade-off curve* (how Nasr et al. 2023 report DP-SGD audits).
+
+This module is over 500 lines because it holds one procedure end to end (claim resolution, region choice,
+certification, the result types): its pieces share the claim and the selection batch and have no other
+caller. The witness search and the sampling it uses live in ``witness_search`` and ``sampling.py``.
 """
 
 from __future__ import annotations

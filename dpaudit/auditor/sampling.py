@@ -90,7 +90,7 @@ def validated_outputs(raw: Any, size: int, where: str) -> np.ndarray:
         raise MechanismError(f"{where}: the mechanism returned shape {raw.shape} for size={size}; outputs must be stacked on axis 0")
     if raw.ndim > 2:
         raise MechanismError(f"{where}: outputs must have shape (size,) or (size, d), got {raw.shape}")
-    if raw.dtype == object:  # issue 18: audited when every element is a real number of one type, else refused
+    if raw.dtype == object:  # audited when every element is a real number of one type, else refused
         raw = object_outputs(raw, where)
     if raw.dtype == object or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == bool) or np.issubdtype(raw.dtype, np.complexfloating):
         raise MechanismError(f"{where}: outputs must be real numbers, got dtype {raw.dtype}")
@@ -105,7 +105,7 @@ def canonical_outputs(raw: Any, size: int, where: str) -> np.ndarray:
     """
     out = np.array(validated_outputs(raw, size, where), dtype=np.float64, copy=True).reshape(size, -1)
     out[np.isnan(out)] = np.nan
-    # -0.0 is kept (issue 18: the sign of zero is a searched feature); atoms compare values, and -0.0 == 0.0
+    # -0.0 is kept (the sign of zero is a searched feature); atoms compare values, and -0.0 == 0.0
     return out
 
 
@@ -204,7 +204,7 @@ def draw_block(mechanism: Callable, data: Any, size: int, seed: int, side: int, 
                dtypes: tuple[str, ...] = ()) -> np.ndarray:
     """Draw one block of ``size`` canonical outputs (2-d float64).
 
-    ``dtypes`` (issue 18, see ``outcomes.py``): the dtypes probed on the two inputs; one dtype: a block of
+    ``dtypes`` (see ``outcomes.py``): the dtypes probed on the two inputs; one dtype: a block of
     another dtype is refused; several: a column with the block's dtype code is appended to the outputs.
     """
     raw = draw_raw_block(mechanism, data, size, seed, side, phase, block)

@@ -2,6 +2,10 @@
 
 An event is chosen on one batch of samples and then evaluated (``indicator``) on fresh samples, so it
 must be a fixed function of the output: thresholds, atom tables and regression weights are frozen in it.
+
+Every event and projection type lives in this one module (over 500 lines on purpose): :func:`witness_from_dict`
+must know each of them to re-read a witness from a report or a baseline, and the types are small, flat
+dataclasses with no logic beyond ``indicator``/``score``, ``describe`` and ``to_dict``.
 """
 
 from __future__ import annotations
@@ -260,7 +264,7 @@ def witness_from_dict(data: dict) -> Witness:
 
 
 # ------------------------------------------------------------------------------------------------------
-# Structural events (issue 18): derived features of the output (float structure), products of events,
+# Structural events: derived features of the output (float structure), products of events,
 # memory-bounded learned scores. Each is a fixed function of the output, frozen at selection.
 
 #: Codes of the ``special`` feature: the class of a float value.
