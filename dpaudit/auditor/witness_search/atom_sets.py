@@ -19,6 +19,7 @@ from .prediction import HeldOutPrediction
 __all__ = ["find_atoms", "pattern_counts", "held_out_atom_sets", "atom_count", "ATOM_MIN_COUNT", "MAX_PATTERNS",
            "POOL_MIN", "ZERO_MIN"]
 
+
 ATOM_MIN_COUNT = 3  # a value seen this often in the pooled selection batch is an atom
 MAX_PATTERNS = 20_000
 POOL_MIN = 8  # atoms seen fewer times in the build half are pooled by the side they lean to
@@ -35,6 +36,7 @@ def find_atoms(pooled: np.ndarray) -> ColumnAtoms:
         values.append(unique[counts >= ATOM_MIN_COUNT])
         has_nan.append(bool(nan.sum() >= ATOM_MIN_COUNT))
     return ColumnAtoms(tuple(values), tuple(has_nan))
+
 
 def pattern_counts(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct atom patterns of the selection outputs (rows of codes) and how often each occurs
@@ -63,6 +65,7 @@ def _pooled_order(count_a: np.ndarray, count_b: np.ndarray, scale: float) -> np.
             ratio[pool] = (count_a[pool].sum() * scale + 0.5) / (count_b[pool].sum() + 0.5)
     return np.argsort(-ratio, kind="stable")
 
+
 def _single_column_counts(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """pattern_counts for one column, by bincount (fast path: no byte keys to sort)."""
     codes_a, codes_b = atoms.codes(a)[:, 0] + 1, atoms.codes(b)[:, 0] + 1
@@ -70,6 +73,7 @@ def _single_column_counts(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray) -> t
     count_a, count_b = np.bincount(codes_a, minlength=size), np.bincount(codes_b, minlength=size)
     present = np.flatnonzero(count_a + count_b)
     return (present - 1).astype(np.int32)[:, None], count_a[present], count_b[present]
+
 
 def _held_out_counts(patterns: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """How often each pattern (row of codes) occurs among the rows ``codes``."""
@@ -87,6 +91,7 @@ def _held_out_counts(patterns: np.ndarray, codes: np.ndarray) -> np.ndarray:
     hit[inside] = keys[position[inside]] == wanted[inside]
     out[hit] = counts[position[hit]]
     return out
+
 
 def held_out_atom_sets(atoms: ColumnAtoms, build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray],
                  rank: HeldOutPrediction, make, zero_min: int = 10) -> list[Candidate]:

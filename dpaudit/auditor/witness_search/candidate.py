@@ -33,13 +33,16 @@ def is_half_line(witness: Witness) -> bool:
     return (isinstance(witness, ScoreRegion) and isinstance(witness.projection, Column)
             and (math.isinf(witness.low) or math.isinf(witness.high)))
 
+
 def is_score_half_line(witness: Witness) -> bool:
     """A half-line of any score (a coordinate or a learned score)."""
     return isinstance(witness, ScoreRegion) and (math.isinf(witness.low) or math.isinf(witness.high))
 
+
 def is_interval(witness: Witness) -> bool:
     """A bounded interval of any score."""
     return isinstance(witness, ScoreRegion) and math.isfinite(witness.low) and math.isfinite(witness.high)
+
 
 def is_atom_family(witness: Witness) -> bool:
     """An event chosen as a union of discrete outcomes (atoms or structural feature values)."""

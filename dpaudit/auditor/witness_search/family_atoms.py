@@ -21,6 +21,7 @@ from .prediction import HeldOutPrediction
 
 __all__ = ["AtomsAndStructure", "detect_grid", "structural_features", "MAX_STRUCTURE_COLUMNS"]
 
+
 MAX_STRUCTURE_COLUMNS = 16
 MAX_BITS_COLUMNS = 2  # exponent and mantissa features: the first coordinates only (one implementation per vector)
 BITS_ROWS = 10_000  # rows per input and half searched for exponent / mantissa features
@@ -62,6 +63,7 @@ def detect_grid(column: np.ndarray) -> float | None:
     if on_grid.mean() < MIN_GRID_SHARE or values.size > 0.5 * np.isfinite(column).sum():
         return None
     return step
+
 
 def structural_features(a: np.ndarray, b: np.ndarray) -> list[Derived]:
     """The structural features searched for selection outputs ``a``, ``b``: per coordinate (up to
@@ -119,6 +121,7 @@ def _feature_candidates(feature: Derived, build, held, rank: HeldOutPrediction, 
 def _in_event(witness: DerivedPatternSet, values: np.ndarray) -> np.ndarray:
     """Which rows of feature values (shape (n, 1), ``witness.feature`` already applied) lie in the event."""
     return PatternSet(witness.atoms, witness.patterns).indicator(values)
+
 
 def _support_leak(candidate: Candidate, values, rank: HeldOutPrediction) -> Candidate | None:
     """The candidate, predicted from the whole selection batch (``values``: the feature of every selection row

@@ -30,6 +30,7 @@ __all__ = ["LearnedScores", "boosted_candidates", "sign_vote_candidates", "produ
            "fit_tree_ensemble", "fit_product_likelihood", "boosting_available", "BOOSTING_MISSING", "MAX_BINS",
            "MERGE_Z", "MAX_LIKELIHOOD_COLUMNS", "MAX_VOTE_COLUMNS"]
 
+
 BOOST_SAMPLES = 5_000  # per input
 BOOST_ITERATIONS = 20
 MAX_VOTE_COLUMNS = 64
@@ -56,6 +57,7 @@ class LearnedScores:
 BOOSTING_MISSING = ("scikit-learn is not installed: the gradient-boosting score was not searched for these vector "
                     "outputs (products of half-lines, sign votes and the logistic score were); pip install 'dpaudit[learn]'")
 
+
 def boosting_available() -> bool:
     """Whether scikit-learn's HistGradientBoostingClassifier can be imported (without importing it twice)."""
     import importlib.util
@@ -67,6 +69,7 @@ def boosting_available() -> bool:
         return importlib.util.find_spec("sklearn") is not None
     except (ImportError, ValueError):
         return False
+
 
 def fit_tree_ensemble(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> TreeEnsemble | None:
     """Fit a histogram gradient-boosting classifier (input d vs d_prime) and freeze its trees; None when
@@ -146,6 +149,7 @@ def _log_ratio(count_a: np.ndarray, count_b: np.ndarray, scale: float) -> tuple[
     a, b = count_a * scale + 0.5, count_b + 0.5
     return np.log(a / b), 1.0 / a + 1.0 / b
 
+
 def _merged_groups(count_a: np.ndarray, count_b: np.ndarray, scale: float) -> np.ndarray:
     """Group label of each bin after merging adjacent bins while the closest pair's log ratios differ by
     fewer than MERGE_Z standard errors (bins never seen stay with a neighbour)."""
@@ -163,6 +167,7 @@ def _merged_groups(count_a: np.ndarray, count_b: np.ndarray, scale: float) -> np
     labels = np.zeros(count_a.size, dtype=np.int64)
     labels[np.array(starts[1:], dtype=np.int64)] = 1
     return np.cumsum(labels)
+
 
 def _column_table(column_a: np.ndarray, column_b: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray] | None:
     """(edges, table) of one coordinate's estimated log density ratio; None when it does not separate."""
@@ -194,6 +199,7 @@ def _column_table(column_a: np.ndarray, column_b: np.ndarray, scale: float) -> t
         return None  # every value seen falls in one merged bin: the coordinate does not separate
     return edges, table
 
+
 def fit_product_likelihood(a: np.ndarray, b: np.ndarray) -> ProductLikelihood | None:
     """The product-likelihood score of outputs ``a`` (under d) against ``b`` (under d_prime), from the first
     MAX_LIKELIHOOD_COLUMNS coordinates; None when no coordinate separates the inputs."""
@@ -208,6 +214,7 @@ def fit_product_likelihood(a: np.ndarray, b: np.ndarray) -> ProductLikelihood | 
     if not columns:
         return None
     return ProductLikelihood(tuple(columns), tuple(edges), tuple(tables))
+
 
 def product_likelihood_candidates(build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray], rank) -> list[Candidate]:
     """Regions of the product-likelihood score fit on ``build`` (:func:`held_out_regions`)."""

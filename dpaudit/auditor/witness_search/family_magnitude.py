@@ -26,6 +26,7 @@ from .regions import held_out_regions, region_candidates
 
 __all__ = ["Magnitude", "magnitude_search", "MAX_ONE_HOT_ATOMS"]
 
+
 MAX_ONE_HOT_ATOMS = 64  # beyond this many atoms the logistic score encodes atoms by their log ratio
 
 
@@ -65,7 +66,6 @@ def _as_outcomes(candidate: Candidate, atoms: ColumnAtoms) -> Candidate:
     return Candidate(PatternSet(atoms, inside.astype(np.int32)[:, None]), candidate.forward, candidate.predicted)
 
 
-
 def _best_prefix(count_a: np.ndarray, count_b: np.ndarray, context: WholeBatchPrediction) -> tuple[int, float, np.ndarray]:
     """Sort atoms by ratio a/b, score every prefix union; return (length, predicted, order)."""
     order = np.argsort(-((count_a + 0.5) / (count_b + 0.5)), kind="stable")
@@ -73,6 +73,7 @@ def _best_prefix(count_a: np.ndarray, count_b: np.ndarray, context: WholeBatchPr
     scores = context.predict(prefix_a, prefix_b)
     best = int(np.argmax(scores))
     return best + 1, float(scores[best]), order
+
 
 def _pattern_candidates(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, context: WholeBatchPrediction) -> list[Candidate]:
     patterns, count_a, count_b = pattern_counts(atoms, a, b)

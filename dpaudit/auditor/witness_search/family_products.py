@@ -19,6 +19,7 @@ from .prediction import predicted_bound
 
 __all__ = ["Products", "product_candidates", "MAX_PRODUCT_COLUMNS", "PRODUCT_STEPS"]
 
+
 MAX_PRODUCT_COLUMNS = 32
 PRODUCT_STEPS = 4
 PRODUCT_GRID = 32
@@ -38,6 +39,7 @@ class Products:
 def _half_line_grid(values: np.ndarray) -> np.ndarray:
     levels = np.concatenate([np.linspace(0.0, 1.0, PRODUCT_GRID), [2.0 / max(values.size, 1)], [1.0 - 2.0 / max(values.size, 1)]])
     return np.unique(np.quantile(values, np.clip(levels, 0.0, 1.0), method="inverted_cdf"))
+
 
 def _greedy(num: np.ndarray, den: np.ndarray, predict) -> list[tuple[ScoreRegion, ...]]:
     """Grow an intersection of coordinate half-lines maximising ``predict(count_num, count_den)``."""

@@ -36,6 +36,7 @@ from .tail_fit import fitted_choice
 __all__ = ["StreamedTails", "TAIL_KEEP", "MAX_TAIL_COLUMNS", "STREAM_BLOCK_OFFSET", "Tails", "summarise", "merge",
            "tail_candidates", "TailTask", "stream_size"]
 
+
 TAIL_KEEP = 4096  # values kept per block, column and end (6% of a full block)
 MAX_TAIL_COLUMNS = 16
 STREAM_BLOCK_OFFSET = 1 << 20  # block indices of the streamed selection blocks: streams independent of the batch's
@@ -69,6 +70,7 @@ class Tails:
     high_cut: np.ndarray
     rows: int
 
+
 def summarise(outputs: np.ndarray, keep: int = TAIL_KEEP) -> Tails:
     """The tails of one block of canonical outputs (first MAX_TAIL_COLUMNS columns)."""
     low, high, low_cut, high_cut = [], [], [], []
@@ -89,6 +91,7 @@ def summarise(outputs: np.ndarray, keep: int = TAIL_KEEP) -> Tails:
         high_cut.append(float(part[column.size - keep - 1]))
     return Tails(tuple(low), np.array(low_cut), tuple(high), np.array(high_cut), int(outputs.shape[0]))
 
+
 def merge(parts: Sequence[Tails]) -> Tails:
     """The tails of the union of the summarised blocks (values beyond the exact range dropped)."""
     width = min(len(p.low) for p in parts)
@@ -101,6 +104,7 @@ def merge(parts: Sequence[Tails]) -> Tails:
         values = np.sort(np.concatenate([p.high[j] for p in parts]))
         high.append(values[values > high_cut[j]])
     return Tails(tuple(low), low_cut, tuple(high), high_cut, sum(p.rows for p in parts))
+
 
 def tail_candidates(tails_a: Tails, tails_b: Tails, width: int, *, n_certify: int, z_certify: float,
                     delta: float) -> list[Candidate]:
@@ -132,6 +136,7 @@ def tail_candidates(tails_a: Tails, tails_b: Tails, width: int, *, n_certify: in
                 if fitted is not None:
                     candidates.append(Candidate(make(fitted[0]), forward, fitted[1]))
     return candidates
+
 
 def stream_size(samples: int, fraction: float, batch: int, delta: float) -> int:
     """Selection samples per input streamed as tails beside the batch of ``batch`` rows: for delta > 0, the

@@ -14,6 +14,7 @@ from ..witness import Column, ColumnAtoms, EncodedLinear, Linear, Projection, at
 
 __all__ = ["score_projections", "encoded_logistic", "MAX_SCORE_COLUMNS", "LOGISTIC_SAMPLES"]
 
+
 MAX_SCORE_COLUMNS = 64
 LOGISTIC_SAMPLES = 40_000
 
@@ -45,6 +46,7 @@ def _logistic_projection(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: 
     if not np.any(weights):
         return None
     return Linear(atoms, weights, mean, scale)
+
 
 def score_projections(atoms: ColumnAtoms, a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> list[Projection]:
     """The real scores searched for half-lines: each coordinate (up to MAX_SCORE_COLUMNS) and, for vectors

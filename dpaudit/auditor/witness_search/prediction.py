@@ -20,6 +20,7 @@ from scipy.stats import norm
 __all__ = ["wilson", "predicted_bound", "conservative_upper", "log_ratio_error", "held_out_predicted",
            "WholeBatchPrediction", "HeldOutPrediction", "SELECTION_Z", "HELD_OUT_Z"]
 
+
 SELECTION_Z = 2.0  # conservative shrink of selection frequencies (in standard errors), against the
 # optimism of picking the best of many candidates on the same batch
 HELD_OUT_Z = 3.0  # held-out predictions: one standard error more than the whole-batch ones (SELECTION_Z)

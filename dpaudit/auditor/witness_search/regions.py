@@ -37,6 +37,7 @@ from .tail_fit import fitted_choice
 __all__ = ["region_candidates", "half_line_counts", "sorted_quantiles", "held_out_regions", "GRID_HALF_LINES",
            "GRID_INTERVALS"]
 
+
 GRID_HALF_LINES = 512
 GRID_INTERVALS = 96
 COMPANION_GRID = 512
@@ -52,6 +53,7 @@ def sorted_quantiles(ordered: np.ndarray, levels: np.ndarray) -> np.ndarray:
     chosen = np.where(index - below == 0, below, below + 1).astype(np.intp)
     return ordered[np.clip(chosen, 0, n - 1)]
 
+
 def _grid(pooled_sorted: np.ndarray, points: int, tails: bool) -> np.ndarray:
     """Thresholds: ``points`` quantiles of the pooled scores; with ``tails``, also the values leaving 2, 4, 8, ...
     samples outside (events of probability ~1e-4 matter for (epsilon, delta) claims)."""
@@ -62,6 +64,7 @@ def _grid(pooled_sorted: np.ndarray, points: int, tails: bool) -> np.ndarray:
         levels = np.concatenate([levels, counts / n, 1.0 - counts / n])
     levels = np.clip(levels, 0.0, 1.0)
     return np.unique(sorted_quantiles(pooled_sorted, levels))
+
 
 def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank, *, tails: bool = True,
                       score_a: np.ndarray | None = None, score_b: np.ndarray | None = None) -> list[Candidate]:
@@ -103,6 +106,7 @@ def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank
                 candidates.append(Candidate(region, forward, float(scores[best]), error=error))
     return candidates
 
+
 def half_line_counts(sorted_a: np.ndarray, sorted_b: np.ndarray, grid: np.ndarray):
     """((#a <= t, #b <= t), (#a >= t, #b >= t)) for every threshold t of ``grid``, from sorted scores."""
     below = (np.searchsorted(sorted_a, grid, "right"), np.searchsorted(sorted_b, grid, "right"))
@@ -113,6 +117,7 @@ def half_line_counts(sorted_a: np.ndarray, sorted_b: np.ndarray, grid: np.ndarra
 def _count(ordered: np.ndarray, region: ScoreRegion) -> float:
     """How many of the sorted (NaN-free) scores lie in ``region`` (low <= score <= high)."""
     return float(np.searchsorted(ordered, region.high, "right") - np.searchsorted(ordered, region.low, "left"))
+
 
 def _fitted_half_lines(projection: Projection, held_scores: tuple[np.ndarray, np.ndarray], rank) -> dict[bool, ScoreRegion]:
     """Per direction (forward or not), the half-line of ``projection`` (either end) that
@@ -135,6 +140,7 @@ def _fitted_half_lines(projection: Projection, held_scores: tuple[np.ndarray, np
             region = ScoreRegion(projection, -math.inf, t) if below else ScoreRegion(projection, t, math.inf)
             best[forward] = (fitted[1], region)
     return {forward: region for forward, (_, region) in best.items()}
+
 
 def held_out_regions(projection: Projection, build: tuple[np.ndarray, np.ndarray], held: tuple[np.ndarray, np.ndarray],
                      rank, *, tails: bool = True, companions: bool = True,

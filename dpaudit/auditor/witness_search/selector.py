@@ -32,6 +32,7 @@ from . import registry
 __all__ = ["search_witnesses", "search_batch", "select_for_certification", "prefer_wide", "restrict_to_impossible",
            "SETTLED_SHARE", "WIDE_MARGIN", "EXTRA_PROOFS", "EXTRA_SHARE", "MAX_COMPANIONS", "COMPANION_SHARE"]
 
+
 EXTRA_PROOFS = 3  # exact-atom candidates certified beside the best when the support oracle proves them
 EXTRA_SHARE = 0.5
 MAX_COMPANIONS = 2  # fitted companions certified when the best candidate has one (regions.held_out_regions)
@@ -84,6 +85,7 @@ def prefer_wide(candidates: list[Candidate]) -> list[Candidate]:
                 return [candidate] + candidates[:index] + candidates[index + 1:]
             break
     return list(candidates)
+
 
 def select_for_certification(candidates, count: int, provable=None, selection=None) -> list[Candidate]:
     """The events to certify: the ``count`` best distinct candidates (in the order of :func:`prefer_wide`); when
@@ -151,6 +153,7 @@ def select_for_certification(candidates, count: int, provable=None, selection=No
             if restricted is not None and add(restricted, extra=True):
                 extra += 1
     return chosen
+
 
 def restrict_to_impossible(candidate: Candidate, support, data) -> Candidate | None:
     """The part of an exact-atom candidate that ``support(data, outputs)`` (the mechanism's exact support

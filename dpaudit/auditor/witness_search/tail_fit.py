@@ -12,6 +12,7 @@ from .prediction import wilson
 
 __all__ = ["fitted_choice", "FIT_MIN_COUNT", "FIT_POINTS", "FIT_DEGREE", "FIT_MAX_CHI2"]
 
+
 FIT_MIN_COUNT = 10  # thresholds fitted on need this many selection hits under both inputs
 FIT_POINTS = 256
 FIT_DEGREE = 2  # ln ratio ~ polynomial of this degree in the threshold
