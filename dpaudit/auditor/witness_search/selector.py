@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..witness import PatternSet
+from . import registry
 from .batch import SelectionBatch, WitnessFamily
 from .candidate import Candidate, is_atom_family, is_half_line, is_interval, is_score_half_line
 from .prediction import held_out_predicted
-from . import registry
 
 __all__ = ["search_witnesses", "search_batch", "select_for_certification", "prefer_wide", "restrict_to_impossible",
            "SETTLED_SHARE", "WIDE_MARGIN", "EXTRA_PROOFS", "EXTRA_SHARE", "MAX_COMPANIONS", "COMPANION_SHARE"]
