@@ -9,7 +9,7 @@ import pytest
 import tqdm.auto
 
 import dpaudit
-from dpaudit.auditor.sampling import ProcessBackend, Progress, SerialBackend
+from dpaudit.auditor.backends import ProcessBackend, Progress, SerialBackend
 
 
 class RecordingTqdm(tqdm.auto.tqdm):

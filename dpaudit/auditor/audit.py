@@ -26,12 +26,12 @@ from .._validation import check_choice, check_delta, check_epsilon, check_nonneg
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
 from .certify import certification_ceiling, epsilon_lower_bound, side_alpha
 from .result import AuditDetails, AuditResult
+from .backends import Progress
 from .sampling import (
     PHASE_CERTIFY,
     PHASE_SELECT,
     SIDE_D,
     SIDE_D_PRIME,
-    Progress,
     block_label,
     block_sizes,
     choose_backend,

@@ -48,11 +48,11 @@ from .._json import json_ready
 from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import shape_outcome
+from .backends import Progress
 from .sampling import (
     PHASE_CERTIFY,
     SIDE_D,
     SIDE_D_PRIME,
-    Progress,
     block_label,
     block_sizes,
     choose_backend,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MechanismError
-from .backends import BLOCK_SIZE, Backend, ProcessBackend, Progress, SerialBackend, close_progress
+from .backends import BLOCK_SIZE, Backend, ProcessBackend, Progress, SerialBackend
 from .dask_backend import DaskBackend, resolve_scheduler
 from .outcomes import append_dtype_column, check_dtype, object_outputs, output_width
 
@@ -47,16 +47,11 @@ __all__ = [
     "seeded_global_state",
     "probe_randomness",
     "RandomnessProbe",
-    "Backend",
-    "SerialBackend",
-    "ProcessBackend",
     "choose_backend",
     "canonical_outputs",
     "validated_outputs",
     "draw_block",
     "block_sizes",
-    "Progress",
-    "close_progress",
     "probe_outcomes",
     "probe_dtypes",
 ]

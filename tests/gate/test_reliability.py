@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.auditor.sampling import PHASE_SELECT, SIDE_D, ProcessBackend, draw_raw_block
+from dpaudit.auditor.backends import ProcessBackend
+from dpaudit.auditor.sampling import PHASE_SELECT, SIDE_D, draw_raw_block
 from dpaudit.cli import main
 
 HERE = Path(__file__).parent
