@@ -1,5 +1,6 @@
-"""Score files written by a training job: one score per run (or per canary) and a 0/1 column saying
-whether the canary was in. Formats: ``.csv`` (a header row), ``.npy`` (an (n, 2) array: score, included),
+"""Reading score files written by a training job, for score audits.
+
+One score per run (or per canary) and a 0/1 column saying whether the canary was in. Formats: ``.csv`` (a header row), ``.npy`` (an (n, 2) array: score, included),
 ``.npz`` (arrays ``score`` and ``included``, or ``scores_with`` and ``scores_without``) and ``.parquet``
 (needs pyarrow). Every problem raises InvalidArgument naming the file, the column and the row; no row is
 ever dropped. I/O failures raise OSError (the command line's exit code 3).
