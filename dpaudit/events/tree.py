@@ -193,7 +193,7 @@ def iter_leaves(event: PrivacyEvent) -> Iterator[PrivacyEvent]:
         yield from iter_leaves(child)
 
 
-# --------------------------------------------------------------------------- accountant-breadth events
+# --------------------------------------------------------------------------- integer noise and guarantees
 # Integer-valued noise: one record changes the integer query by at most ``sensitivity`` (default 1)
 # under add/remove-one, so by at most 2 * sensitivity under replace-one (the Laplace/Gaussian convention).
 
