@@ -19,8 +19,7 @@ import numpy as np
 from ...events import PureDP, RandomizedResponse
 from .._rdp_formulas import rr_rdp
 from ..leaf import Leaf
-from ..pld_core.base_pairs import atoms_pld as _atoms_pld
-from ..pld_core.base_pairs import base_pair
+from ..pld_core.base_pairs import atoms_pld, base_pair
 from ..pld_core.grid import GridPLD, binomial_rr
 from ..registry import Family
 
@@ -47,12 +46,12 @@ def _discrete(leaf: Leaf, direction: str, step: float, pessimistic: bool) -> Gri
     losses, p0, q0 = _rr_atoms(leaf.param, leaf.buckets)
     q = leaf.q
     if direction == "sym":
-        return _atoms_pld(losses, p0, step, pessimistic)
+        return atoms_pld(losses, p0, step, pessimistic)
     mix = q * p0 + (1 - q) * q0
     with np.errstate(divide="ignore", invalid="ignore"):  # zero-mass atoms are dropped later
         if direction == "remove":
-            return _atoms_pld(np.log(mix) - np.log(q0), mix, step, pessimistic)
-        return _atoms_pld(np.log(q0) - np.log(mix), q0, step, pessimistic)
+            return atoms_pld(np.log(mix) - np.log(q0), mix, step, pessimistic)
+        return atoms_pld(np.log(q0) - np.log(mix), q0, step, pessimistic)
 
 
 def _directional(leaf: Leaf, param: float, direction: str, step: float, pessimistic: bool,

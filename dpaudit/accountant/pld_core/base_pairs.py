@@ -34,13 +34,13 @@ from .grid import TAIL_MASS, GridPLD, from_atoms, from_centred_masses, from_inte
 __all__ = ["Tails", "both_tails", "tails_pld", "atoms_pld", "tilt_quantile", "symmetrise", "base_pair",
            "Z_DEFAULT", "Z_MAX", "PoissonRemoveTails", "PoissonAddTails"]
 
-_Z = 8.5  # standard-normal quantile beyond which mass is < 1e-17 per side
-_Z_MAX = 37.5  # standard-normal tail mass beyond it underflows (< 1e-307): the widest grid ever built
+Z_DEFAULT = 8.5  # standard-normal quantile beyond which mass is < 1e-17 per side
+Z_MAX = 37.5  # standard-normal tail mass beyond it underflows (< 1e-307): the widest grid ever built
 _U = 2.0**-53
 _TAIL_STRIDE = 64  # grid points between the probes of _last_needed
 
 
-class _Tails:
+class Tails:
     """Tail masses of the loss of a monotone continuous pair at thresholds v: P(L > v), P(L <= v),
     Q(L > v), Q(L <= v), each accurate to a few ulps relative to its own value."""
 
@@ -48,7 +48,7 @@ class _Tails:
         raise NotImplementedError
 
 
-def _both_tails(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def both_tails(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(Phi(x), Phi(-x)) from one ndtr call: the smaller one directly (accurate to a few ulps relative to
     itself, also far out), the other as 1 minus it (>= 1/2, so equally accurate)."""
     small = ndtr(-np.abs(x))
@@ -75,7 +75,7 @@ def _psi(v: float, q: float) -> float:
     return math.log1p(q * math.expm1(v)) if v < 700 else v + math.log(q) + math.log1p((1 - q) * math.exp(-v) / q)
 
 
-class _PoissonRemoveTails(_Tails):
+class PoissonRemoveTails(Tails):
     """(q P0 + (1-q) Q0, Q0): L = psi(L0) > v  <=>  L0 > g(v)."""
 
     def __init__(self, base, q: float) -> None:
@@ -89,7 +89,7 @@ class _PoissonRemoveTails(_Tails):
         fp = q * fp0 + (1 - q) * fq0
         return sp, fp, sq0, fq0
 
-    def range(self, z: float = _Z) -> tuple[float, float]:
+    def range(self, z: float = Z_DEFAULT) -> tuple[float, float]:
         lo, hi = self.base.range(z)
         return _psi(lo, self.q), _psi(hi, self.q)
 
@@ -98,7 +98,7 @@ class _PoissonRemoveTails(_Tails):
         return [(_psi(l, q), q * p + (1 - q) * m, m) for l, p, m in self.base.atoms()]
 
 
-class _PoissonAddTails(_Tails):
+class PoissonAddTails(Tails):
     """(Q0, q P0 + (1-q) Q0): L = -psi(L0) > v  <=>  L0 < g(-v); for a symmetric base
     Q0(L0 < w) = P0(L0 > -w)."""
 
@@ -117,7 +117,7 @@ class _PoissonAddTails(_Tails):
         fq = q * fq0_neg + (1 - q) * fp0_neg
         return sp, fp, sq, fq
 
-    def range(self, z: float = _Z) -> tuple[float, float]:
+    def range(self, z: float = Z_DEFAULT) -> tuple[float, float]:
         lo, hi = self.base.range(z)
         return -_psi(hi, self.q), -_psi(lo, self.q)
 
@@ -135,7 +135,7 @@ def _last_needed(tails, first: float, last: float, step: float) -> float:
     return float(coarse[beyond[0]]) if beyond.size and coarse[beyond[0]] < last else last
 
 
-def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = _Z) -> GridPLD:
+def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = Z_DEFAULT) -> GridPLD:
     """Grid PLD of a continuous pair from its tail masses; losses up to the standard-normal quantile ``z``
     of the noise (the rest goes to +inf). A wider ``z`` than the default keeps every cell (no
     construction-time truncation), for the tilted small-delta read-out (:mod:`..pld_tilted`)."""
@@ -143,7 +143,7 @@ def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = _Z) -> Gr
     first = math.floor(lo / step) - 1
     last = math.ceil(hi / step) + 1
     shift = 0.0 if pessimistic else -0.5  # optimistic cells are centred on the grid points
-    if z == _Z:  # the default grid: cut the upper tail like every composition does (TAIL_MASS per operation)
+    if z == Z_DEFAULT:  # the default grid: cut the upper tail like every composition does (TAIL_MASS per operation)
         last = round(_last_needed(tails, first + shift, last + shift, step) - shift)
         tail = {"tail": 0.5 * TAIL_MASS}
     else:  # the tilted read-out's grid keeps every cell
@@ -183,7 +183,7 @@ def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = _Z) -> Gr
     return pld
 
 
-def _atoms_pld(losses, p, step, pessimistic) -> GridPLD:
+def atoms_pld(losses, p, step, pessimistic) -> GridPLD:
     return from_atoms(step, losses, p, 0.0, pessimistic)
 
 
@@ -192,11 +192,11 @@ def tilt_quantile(mu: float, lam: float | None) -> float:
     tilted by e^{lam L} (whose loss peaks near the noise quantile lam mu), ten standard deviations past
     that peak (capped where the normal tail underflows)."""
     if lam is None:
-        return _Z
-    return min(_Z_MAX, max(_Z + 1.5, 10.0 + lam * mu))
+        return Z_DEFAULT
+    return min(Z_MAX, max(Z_DEFAULT + 1.5, 10.0 + lam * mu))
 
 
-def _symmetrise(pld: GridPLD) -> GridPLD:
+def symmetrise(pld: GridPLD) -> GridPLD:
     """The symmetric pair whose curve equals ``pld``'s for eps >= 0 and its mirror image below."""
     losses = pld.losses
     pos = losses > 0
@@ -219,7 +219,7 @@ def tails_pld(base: Tails, q: float, direction: str, step: float, pessimistic: b
     Poisson-subsampled "remove" or "add" pair at rate ``q``; gridded up to the noise quantile ``z``."""
     if direction == "sym":
         return _grid_from_tails(base, step, pessimistic, z)
-    tails = _PoissonRemoveTails(base, q) if direction == "remove" else _PoissonAddTails(base, q)
+    tails = PoissonRemoveTails(base, q) if direction == "remove" else PoissonAddTails(base, q)
     return _grid_from_tails(tails, step, pessimistic, z)
 
 
@@ -263,13 +263,3 @@ def base_pair(leaf: Leaf, relation: str, step: float, pessimistic: bool, lam: fl
     return one, one
 
 
-
-# public names of the pieces the families and the sampled sub-trees use
-Tails = _Tails
-both_tails = _both_tails
-atoms_pld = _atoms_pld
-symmetrise = _symmetrise
-PoissonRemoveTails = _PoissonRemoveTails
-PoissonAddTails = _PoissonAddTails
-Z_DEFAULT = _Z
-Z_MAX = _Z_MAX

@@ -20,7 +20,7 @@ _LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (up
 _U = 2.0**-53
 
 
-def _subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool) -> GridPLD:
+def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool) -> GridPLD:
     """The Poisson-subsampled pair of a composed inner pair given by its PLD (P-masses p at losses l, Q-mass
     e^{-l} p, the rest of Q, r = 1 - sum e^{-l} p, at loss -inf; P-mass at +inf): "remove" is
     (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q) for r), "add" is
@@ -79,5 +79,3 @@ def _merged_atoms(step: float, losses: np.ndarray, masses: np.ndarray, inf_mass:
     err = 8 * _U * (mass_p + scaled_q)
     return from_centred_masses(step, first, mass_p, scaled_q, err, err, above=0.0, inf_mass=inf_mass)
 
-
-subsampled_pair = _subsampled_pair
