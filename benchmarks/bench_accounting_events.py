@@ -278,12 +278,13 @@ def main() -> None:
     mixed = Composed([kinds[i % 5](i) for i in range(10_000)])
     speed = []
 
-    from dpaudit.accountant._pld_new_leaves import _dgauss_atoms, _profile_pair
+    from dpaudit.accountant.families import bounded_range, discrete_gaussian, zcdp
 
     def timed(label, function, ours=True, key=None):
         def cold():  # no leaf cached from an earlier repetition
-            _profile_pair.cache_clear()
-            _dgauss_atoms.cache_clear()
+            bounded_range._profile_pair.cache_clear()
+            zcdp._profile_pair.cache_clear()
+            discrete_gaussian._dgauss_atoms.cache_clear()
             return function()
 
         seconds = best_time(cold, repeat=3)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._validation import check_real
 from .errors import InvalidArgument
+from .tradeoff import guarantee_profile, guarantee_tradeoff
 
 __all__ = ["Guarantee"]
 
@@ -51,8 +52,6 @@ class Guarantee:
             >>> Guarantee(1.0, 1e-5).profile([1.0, 2.0]).tolist()
             [1e-05, 1e-05]
         """
-        from .accountant.curves import guarantee_profile
-
         return guarantee_profile(self.epsilon, self.delta, epsilons)
 
     def tradeoff(self, alphas: Any) -> Any:
@@ -64,8 +63,6 @@ class Guarantee:
             >>> round(float(Guarantee(1.0, 0.0).tradeoff([0.5])[0]), 6)
             0.18394
         """
-        from .accountant.curves import guarantee_tradeoff
-
         return guarantee_tradeoff(self.epsilon, self.delta, alphas)
 
     def to_dict(self) -> dict[str, Any]:

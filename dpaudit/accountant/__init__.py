@@ -8,9 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Functions named like their own submodule are imported eagerly (both are light: numpy only); lazily, an
-# import of the submodule elsewhere would bind the package attribute to the module instead of the function.
-from .calibrate import CalibrationResult, calibrate
+# Functions named like their own submodule are imported eagerly (light: numpy only); lazily, an import of
+# the submodule elsewhere would bind the package attribute to the module instead of the function.
 from .optimal import optimal, optimal_delta
 
 # Public names and the modules that define them, imported on first use: `dpaudit budget basic` loads the
@@ -34,6 +33,8 @@ _LAZY = {
     "zcdp_delta": "dpaudit.accountant.zcdp",
     "zcdp_epsilon": "dpaudit.accountant.zcdp",
     "OpacusAccountant": "dpaudit.accountant.opacus_style",
+    "calibrate": "dpaudit.accountant.calibration",
+    "CalibrationResult": "dpaudit.accountant.calibration",
     "dpsgd_epsilon": "dpaudit.accountant.calibration",
     "dpsgd_event": "dpaudit.accountant.calibration",
     "dpsgd_noise_multiplier": "dpaudit.accountant.calibration",
@@ -46,7 +47,7 @@ _LAZY = {
     "gdp_tradeoff": "dpaudit.accountant.curves",
 }
 
-__all__ = [*_LAZY, "optimal", "optimal_delta", "calibrate", "CalibrationResult"]
+__all__ = [*_LAZY, "optimal", "optimal_delta"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,7 @@ Each candidate is an upper bound on the same quantity (the smallest epsilon with
 
 * ``pld``: the pessimistic (connect-the-dots) PLD read out directly (:class:`PLDAccountant`);
 * ``pld_tilted``: the same composed PLD read out by exponential tilting with the tails beyond the grid
-  bounded analytically (:mod:`._pld_tail`), finite and tight down to delta = 1e-30;
+  bounded analytically (:mod:`.pld_tilted`), finite and tight down to delta = 1e-30;
 * ``pure``: basic composition when every leaf is pure DP (the order-infinity bound);
 * ``rdp``: the Renyi-DP accountant with the Canonne-Kamath-Steinke conversion (when it supports the tree);
 * ``gdp``: the exact mu-GDP curve when the tree is a composition of unsampled Gaussians (Dong, Roth &
@@ -88,7 +88,7 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
             remove, add = pld._plds(True)
             candidates["pld"] = _up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
         if "pld_tilted" in methods:
-            from ._pld_tail import tilted_epsilon
+            from .pld_tilted import tilted_epsilon
 
             candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
                                                                target_delta))

@@ -1,8 +1,8 @@
 """Privacy-loss-distribution (PLD) accountant: numerically tight epsilon and delta of event trees.
 
-Every event tree is reduced to a multiset of leaf mechanisms (:mod:`._event_tree`), each leaf's exact
-privacy-loss pair is discretised on a common grid (:mod:`._pld_leaves`), and the leaves are composed by
-FFT convolution with exponentiation by squaring (:mod:`._pld_core`). Both adjacency directions are
+Every event tree is reduced to a multiset of leaf mechanisms (:mod:`.event_tree`), each leaf's exact
+privacy-loss pair is discretised on a common grid (:mod:`.leaf_plds` and :mod:`.families`), and the leaves are composed by
+FFT convolution with exponentiation by squaring (:mod:`.pld_core.grid`). Both adjacency directions are
 kept separately (for add/remove neighbours: a record removed, a record added) and the larger delta,
 respectively epsilon, is reported.
 
@@ -27,7 +27,7 @@ FFTs run on the coarse one.
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
 as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
-bound is also computed by exponential tilting (:mod:`._pld_tail`: delta(eps) = M(lam) e^{-lam eps} S,
+bound is also computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S,
 the tail beyond the grid bounded by its tilted mass), which stays finite and tight down to 1e-30 and
 beyond; the smaller of the two sound bounds is returned.
 
@@ -57,14 +57,17 @@ from .._numeric import round_down, round_up
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
 from ..errors import UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
-from ._event_tree import Leaf, flatten
-from ._new_leaves import NEW_KINDS, PLD_MAX_RHO, pld_check, pure_epsilon, total_rho
-from ._pld_core import GridPLD, binomial_rr, identity
-from ._pld_leaves import build_leaf, leaf_loss_moments
 from .closed_form import fraction_up
+from .event_tree import Leaf, flatten
+from .leaf_measures import pure_epsilon, total_rho
+from .leaf_plds import compose_leaves, leaf_loss_moments
+from .leaf_plds import merged as _merged
+from .pld_core.grid import GridPLD
+from .registry import FAMILIES, relation_scale
+from .rdp import leaves_rdp
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
-           "INTERVAL_GAP", "MAX_REFINEMENTS"]
+           "INTERVAL_GAP", "MAX_REFINEMENTS", "compose_leaves", "plan_grid"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
 #: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
@@ -74,7 +77,7 @@ CELLS_PER_STANDARD_DEVIATION = 1000
 #: (``GridPLD.self_compose``).
 FINAL_CELLS_PER_STANDARD_DEVIATION = 250
 #: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
-#: out by exponential tilting with every truncated tail bounded (:mod:`._pld_tail`), and the smaller
+#: out by exponential tilting with every truncated tail bounded (:mod:`.pld_tilted`), and the smaller
 #: of the two sound bounds is returned.
 SMALL_DELTA = 1e-8
 #: ``epsilon_interval`` refines the lower end's grid while it trails the upper end by more than this.
@@ -116,7 +119,7 @@ class PLDAccountant:
         """Add ``count`` runs of ``event``; the whole tree is checked before any state changes."""
         check_event(event)
         count = check_positive_int(count, "count")
-        leaves = flatten(event, count, self.neighbouring, type(self).__name__, check=pld_check)
+        leaves = flatten(event, count, self.neighbouring, type(self).__name__, check=_pld_check)
         self._leaves.update(leaves)
         self._cache.clear()
         return self
@@ -124,7 +127,7 @@ class PLDAccountant:
     def supports(self, event: PrivacyEvent) -> bool:
         """Whether :meth:`compose` would accept ``event`` (nothing is composed)."""
         try:
-            flatten(check_event(event), 1, self.neighbouring, type(self).__name__, check=pld_check)
+            flatten(check_event(event), 1, self.neighbouring, type(self).__name__, check=_pld_check)
         except UnsupportedEventError:
             return False
         return True
@@ -136,8 +139,6 @@ class PLDAccountant:
     def rdp(self, orders: Any) -> Any:
         """Renyi-DP curve (upper bound) of the composition at ``orders`` (each > 1), from the leaves' RDP
         curves (as RDPAccountant computes them); +inf where some leaf has no RDP bound."""
-        from ._new_leaves import leaves_rdp
-
         return leaves_rdp(self._leaves, self.neighbouring, orders)
 
     @property
@@ -295,7 +296,7 @@ class PLDAccountant:
         # side subtracts the floor, which costs little until the target is within 10x of it
         small = target_delta < SMALL_DELTA or target_delta < (1e3 if pessimistic else 10.0) * floor
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
-            from ._pld_tail import tilted_epsilon
+            from .pld_tilted import tilted_epsilon
 
             step = self.tilt_step(pessimistic) / 2**refinement
             tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
@@ -315,26 +316,22 @@ class PLDAccountant:
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
         if pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
-            from ._pld_tail import tilted_delta
+            from .pld_tilted import tilted_delta
 
             value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
         return min(1.0, _up(value)) if pessimistic else round_down(value)
 
     def _pure_epsilon(self) -> float:
-        """Basic composition when every leaf is unsampled randomized response or Laplace (else inf);
-        Laplace with scale b is (sensitivity / b)-DP."""
+        """Basic composition when every leaf is unsampled and has a pure-DP level (randomized response,
+        Laplace, ...; else inf); Laplace with scale b is (sensitivity / b)-DP."""
         total = Fraction(0)
         for leaf, count in self._leaves.items():
-            if leaf.kind == "gaussian" or leaf.sampling is not None:
+            if leaf.sampling is not None:
                 return math.inf
-            if leaf.kind in NEW_KINDS:  # accountant-breadth leaves: their own pure level (or inf)
-                level = pure_epsilon(leaf, 2.0 if self.neighbouring == "replace_one" else 1.0)
-                if not math.isfinite(level):
-                    return math.inf
-                total += count * Fraction(level)
-                continue
-            scale = 2 if leaf.kind == "laplace" and self.neighbouring == "replace_one" else 1
-            total += count * scale * Fraction(leaf.param)
+            level = pure_epsilon(leaf, self.neighbouring)
+            if not math.isfinite(level):
+                return math.inf
+            total += count * Fraction(level)
         return fraction_up(total)
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
@@ -398,33 +395,17 @@ class PLDAccountant:
         return f"PLDAccountant(neighbouring={self.neighbouring!r}, leaves={sum(self._leaves.values())})"
 
 
+def _pld_check(leaf: Leaf, relation: str) -> str | None:
+    """Reason the PLD accountant cannot interpret a leaf (its family's check), or None."""
+    check = FAMILIES.of_kind(leaf.kind).pld_check
+    return None if check is None else check(leaf, relation)
+
+
 def _up(value: float) -> float:
     """Round an upper bound up, keeping an exact 0 exact: the read-outs return 0.0 only when the
     outward-rounded delta at epsilon 0 (or the bound itself) is already within target, so no rounding
     error remains to cover (rounding 0.0 up would give the smallest subnormal, 2e-323, not 0)."""
     return 0.0 if value == 0.0 else round_up(value)
-
-
-def _merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
-    """Merge all unsampled Gaussian leaves into one (exact: mu^2 adds up), and all unsampled ZCDP leaves into
-    one (rho adds up, Bun & Steinke 2016, Lemma 2.3: its dominating pair is built once from the total)."""
-    merged: Counter[Leaf] = Counter()
-    mu_squared = 0.0
-    rho = []
-    for leaf, count in leaves.items():
-        if leaf.kind == "gaussian" and leaf.sampling is None:
-            mu_squared += count * leaf.param**2
-        elif leaf.kind == "zcdp" and leaf.sampling is None:
-            rho.append(count * leaf.param)
-        else:
-            merged[leaf] += count
-    if mu_squared > 0:
-        merged[Leaf("gaussian", math.sqrt(mu_squared))] += 1
-    if rho:
-        total = round_up(math.fsum(rho), ulps=4 + len(rho))
-        parts = max(1, math.ceil(total / PLD_MAX_RHO))  # each part within the grid (see pld_check)
-        merged[Leaf("zcdp", round_up(total / parts))] += parts
-    return merged
 
 
 def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int, float]:
@@ -437,7 +418,7 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     2^r times finer, between a quarter and a half of the one-grid step (``GridPLD.self_compose``
     coarsens them while composing). No leaf gets more than 2^17 cells. Randomized-response and Laplace
     atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
-    ones too). The one-grid step is also the grid of the exponentially tilted read-out (``._pld_tail``)."""
+    ones too). The one-grid step is also the grid of the exponentially tilted read-out (``.pld_tilted``)."""
     if not leaves:
         return 1e-4, 1, 1e-4
     total_mean, total_var, span, total_count = 0.0, 0.0, 0.0, 0
@@ -477,52 +458,9 @@ def _atoms_on_grid(leaves: Counter[Leaf], relation: str, step: float) -> float:
 
 
 def _atom_scale(leaf: Leaf, relation: str) -> float | None:
-    """The loss of the atoms of an unsampled randomized-response or Laplace leaf."""
-    if leaf.sampling is None and leaf.kind in NEW_KINDS:  # loss lattices: (eps, delta) +-eps, discrete Laplace 1/scale
-        return {"approx": leaf.param, "dlap": 1.0 / leaf.param}.get(leaf.kind)
-    if leaf.sampling is not None or leaf.kind == "gaussian":
+    """The loss of the atoms of an unsampled leaf whose atoms share one loss (randomized response, Laplace,
+    (eps, delta) +-eps, discrete Laplace 1/scale), else None."""
+    family = FAMILIES.of_kind(leaf.kind)
+    if leaf.sampling is not None or family.atom_loss is None:
         return None
-    return leaf.param * (2.0 if leaf.kind == "laplace" and relation == "replace_one" else 1.0)
-
-
-def _on_grid(value: float, step: float) -> int | None:
-    cells = round(value / step)
-    return cells if cells >= 1 and cells * step == value else None
-
-
-def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool,
-                   fine: int = 1, only: str | None = None) -> tuple[GridPLD | None, GridPLD | None]:
-    """(remove, add) composed PLDs of the leaves on a grid of the given step (the same object twice
-    while every leaf is symmetric); with ``fine`` = 2^r > 1 (upper bound only) each leaf is discretised
-    on step / fine and coarsened to step while it is self-composed. ``only`` ("remove" or "add"): that
-    direction alone is computed, the other is None (unless every leaf is symmetric: one object twice)."""
-    remove: GridPLD | None = None
-    add: GridPLD | None = None
-    symmetric = True  # every leaf so far a symmetric pair (then both directions are one object)
-    for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
-        cells = _on_grid(leaf.param, step) if leaf.kind == "rr" and leaf.sampling is None else None
-        if cells is not None and leaf.buckets == 2:  # exact binomial, no FFT error
-            part_remove = part_add = binomial_rr(step, cells, count, 1.0 / (1.0 + math.exp(-leaf.param)), pessimistic)
-        else:
-            leaf_remove, leaf_add = build_leaf(leaf, relation, step / fine, pessimistic, only=only)
-            final = step if fine > 1 else None
-
-            def power(pld: GridPLD | None) -> GridPLD | None:
-                return None if pld is None else pld.self_compose(count, final_step=final)
-
-            part_remove = power(leaf_remove)
-            part_add = part_remove if leaf_add is leaf_remove else power(leaf_add)
-        if symmetric and part_add is part_remove:
-            remove = add = part_add if add is None else add.compose(part_add)
-            continue
-        symmetric = False
-        if only != "add":
-            remove = part_remove if remove is None else remove.compose(part_remove)
-        if only != "remove":
-            add = part_add if add is None else add.compose(part_add)
-    if remove is None and add is None:
-        one = identity(step, pessimistic)
-        return one, one
-    if symmetric:
-        return remove, add  # one object
-    return (None if only == "add" else remove), (None if only == "remove" else add)
+    return family.atom_loss(leaf, relation_scale(family, relation))

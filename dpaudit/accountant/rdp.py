@@ -38,19 +38,12 @@ from .._numeric import round_up
 from .._validation import check_delta, check_epsilon, check_positive_int, check_real_sequence
 from ..errors import InvalidArgument, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
-from ._event_tree import Leaf, flatten
-from ._new_leaves import GUARANTEE_KINDS, NEW_KINDS, RDPCurve, pure_epsilon, rdp_check, rdp_curve, total_rho
-from ._rdp_formulas import (
-    DEFAULT_ORDERS,
-    gaussian_rdp,
-    laplace_rdp,
-    poisson_gaussian_rdp,
-    poisson_general_rdp,
-    rr_rdp,
-    wor_general_rdp,
-)
+from ._rdp_formulas import DEFAULT_ORDERS, poisson_general_rdp, wor_general_rdp
+from .event_tree import Leaf, flatten
+from .leaf_measures import total_rho
+from .registry import FAMILIES, relation_scale
 
-__all__ = ["RDPAccountant", "DEFAULT_ORDERS"]
+__all__ = ["RDPAccountant", "DEFAULT_ORDERS", "RDPCurve", "leaves_rdp"]
 
 
 def _check(leaf: Leaf, relation: str) -> str | None:
@@ -65,9 +58,12 @@ def _check(leaf: Leaf, relation: str) -> str | None:
             if reason is not None:
                 return reason
         return None
-    if leaf.kind in NEW_KINDS and rdp_check(leaf, relation) is not None:  # accountant-breadth leaves
-        return rdp_check(leaf, relation)
-    if leaf.sampling == "poisson" and relation == "replace_one" and leaf.kind not in ("gaussian", "laplace"):
+    family = FAMILIES.of_kind(leaf.kind)
+    if family.rdp_check is not None and family.rdp_check(leaf, relation) is not None:  # e.g. (eps, delta > 0)
+        return family.rdp_check(leaf, relation)
+    if family.rdp_curve is None:
+        return f"no Renyi-DP curve is known for leaf kind {leaf.kind!r} (use PLDAccountant)"
+    if leaf.sampling == "poisson" and relation == "replace_one" and not family.rdp_poisson_replace_one:
         return ("no Renyi-DP bound is implemented for Poisson subsampling under replace-one of this event "
                 "(only Gaussian and Laplace noise; use PLDAccountant, which supports it)")
     return None
@@ -108,7 +104,7 @@ class RDPAccountant:
     @property
     def rdp(self) -> np.ndarray:
         """The composed Renyi-DP curve at ``orders`` (natural log); ``acct.rdp(other_orders)`` evaluates it
-        at other orders (an :class:`~._new_leaves.RDPCurve`)."""
+        at other orders (an :class:`RDPCurve`)."""
         return RDPCurve(self._rdp.copy(), self._rdp_at)
 
     def _rdp_at(self, orders: Any) -> np.ndarray:
@@ -175,23 +171,13 @@ class RDPAccountant:
 
     # ------------------------------------------------------------------ leaves
     def _sensitivity(self, leaf: Leaf) -> float:
-        if leaf.kind in GUARANTEE_KINDS:  # guarantees under the relation itself (PureDP, ZCDP, BoundedRange)
-            return 1.0
-        return 2.0 if self.neighbouring == "replace_one" and leaf.kind != "rr" else 1.0
+        return relation_scale(FAMILIES.of_kind(leaf.kind), self.neighbouring)
 
     def _base_curve(self, leaf: Leaf, scale: float):
-        if leaf.kind in NEW_KINDS:  # accountant-breadth leaves (._new_leaves)
-            return rdp_curve(leaf, scale)
-        if leaf.kind == "gaussian":
-            return lambda a: gaussian_rdp(a, leaf.param * scale)
-        if leaf.kind == "laplace":
-            return lambda a: laplace_rdp(a, leaf.param * scale)
-        return lambda a: rr_rdp(a, leaf.param, leaf.buckets)
+        return FAMILIES.of_kind(leaf.kind).rdp_curve(leaf, scale)
 
     def _base_pure(self, leaf: Leaf, scale: float) -> float:
-        if leaf.kind in NEW_KINDS:
-            return pure_epsilon(leaf, scale)
-        return math.inf if leaf.kind == "gaussian" else leaf.param * scale
+        return FAMILIES.of_kind(leaf.kind).pure_epsilon(leaf, scale)
 
     def _tree_curve(self, leaf: Leaf):
         """The RDP curve of a sampled sub-tree's composition (sum of its leaves' curves, each at the
@@ -216,8 +202,9 @@ class RDPAccountant:
         if leaf.sampling == "poisson" and self.neighbouring == "replace_one":  # Gaussian / Laplace (see _check)
             return wor_general_rdp(a, leaf.q, self._base_curve(leaf, scale), self._base_pure(leaf, scale))
         if leaf.sampling == "poisson":  # add/remove
-            if leaf.kind == "gaussian":
-                return poisson_gaussian_rdp(a, leaf.q, leaf.param)
+            exact = FAMILIES.of_kind(leaf.kind).poisson_rdp  # e.g. the Gaussian's own bound
+            if exact is not None:
+                return exact(a, leaf.q, leaf.param)
             return poisson_general_rdp(a, leaf.q, self._base_curve(leaf, 1.0))
         return wor_general_rdp(a, leaf.q, self._base_curve(leaf, scale), self._base_pure(leaf, scale))
 
@@ -237,3 +224,37 @@ class RDPAccountant:
 
     def __repr__(self) -> str:
         return f"RDPAccountant(neighbouring={self.neighbouring!r}, orders={self.orders.size})"
+
+
+class RDPCurve(np.ndarray):
+    """An RDP curve at the accountant's orders (an ordinary ndarray); calling it, ``curve(orders)``, evaluates
+    the composed curve at other orders."""
+
+    def __new__(cls, values: np.ndarray, evaluate) -> "RDPCurve":
+        obj = np.asarray(values, dtype=float).view(cls)
+        obj._evaluate = evaluate
+        return obj
+
+    def __array_finalize__(self, obj) -> None:
+        self._evaluate = getattr(obj, "_evaluate", None)
+
+    def __call__(self, orders) -> np.ndarray:
+        if self._evaluate is None:
+            raise TypeError("this array is not an accountant's RDP curve")
+        return self._evaluate(orders)
+
+
+def leaves_rdp(leaves: dict, relation: str, orders) -> np.ndarray:
+    """Renyi-DP curve (upper bound, natural log) at ``orders`` of a multiset of normalised leaves: the sum of
+    the RDP accountant's per-leaf curves (RDP adds up under composition, Mironov 2017), +inf at every order
+    when some leaf has no RDP bound here ((eps, delta) steps with delta > 0, Poisson sampling under
+    replace-one, sampled sub-trees). Used by accountants that do not track RDP themselves (PLD)."""
+    wanted = np.asarray(check_real_sequence(orders, "orders"), dtype=float)
+    other = RDPAccountant(relation, orders=wanted)  # validates: every order > 1
+    total = np.zeros_like(other.orders)
+    for leaf, count in leaves.items():
+        if leaf.kind == "tree" or _check(leaf, relation) is not None:
+            total = np.full_like(other.orders, math.inf)
+            break
+        total = total + count * other._leaf_rdp(leaf)
+    return total[np.searchsorted(other.orders, wanted)]

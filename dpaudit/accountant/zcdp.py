@@ -3,7 +3,7 @@ Canonne, Kamath & Steinke (2020).
 
 A mechanism is rho-zCDP if D_alpha(M(d) || M(d')) <= alpha rho for every alpha > 1 and neighbours d, d'
 (Bun & Steinke 2016, Def. 1.1); the rho of adaptively composed mechanisms add up (Lemma 2.3). Per-event rho
-(:func:`._new_leaves.rho_of_leaf`): Gaussian mu^2/2, discrete Gaussian D^2/(2 sigma^2) (Canonne, Kamath &
+(:func:`.leaf_measures.rho_of_leaf`): Gaussian mu^2/2, discrete Gaussian D^2/(2 sigma^2) (Canonne, Kamath &
 Steinke 2020), pure eps-DP events (Laplace, discrete Laplace, randomized response, PureDP) eps^2/2 (Bun &
 Steinke 2016, Prop. 1.4), bounded range eps^2/8 (Cesar & Rogers 2021), ZCDP(rho) rho; tree aggregation as
 the Gaussian it is. Subsampled events and (eps, delta) steps with delta > 0 have no zCDP bound here and are
@@ -36,8 +36,8 @@ from .._numeric import round_up
 from .._validation import check_delta, check_epsilon, check_positive_int, check_real_sequence
 from ..errors import InvalidArgument, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
-from ._event_tree import Leaf, flatten
-from ._new_leaves import rho_of_leaf
+from .event_tree import Leaf, flatten
+from .leaf_measures import rho_of_leaf
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]
 

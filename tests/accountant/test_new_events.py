@@ -226,7 +226,7 @@ def _br_profile_mp(eps: float, e: float) -> mp.mpf:
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
 def test_bounded_range_profile_is_the_supremum_over_t(eps):
-    from dpaudit.accountant._pld_new_leaves import bounded_range_profile
+    from dpaudit.accountant.families.bounded_range import bounded_range_profile
 
     es = np.array([0.0, 0.2 * eps, 0.5 * eps, 0.9 * eps, eps])
     ours = bounded_range_profile(eps, es)

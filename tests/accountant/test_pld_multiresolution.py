@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.accountant import PLDAccountant, gaussian_delta, gaussian_epsilon
-from dpaudit.accountant._event_tree import Leaf
-from dpaudit.accountant._pld_core import GridPLD
-from dpaudit.accountant._pld_leaves import build_leaf
+from dpaudit.accountant.leaf import Leaf
+from dpaudit.accountant.pld_core.grid import GridPLD
+from dpaudit.accountant.leaf_plds import build_leaf
 from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
 
 
@@ -132,7 +132,7 @@ def test_one_direction_composition_matches_the_pair():
 
 
 def test_leaf_upper_tail_is_cut_on_the_declared_side():
-    from dpaudit.accountant._pld_core import TAIL_MASS
+    from dpaudit.accountant.pld_core.grid import TAIL_MASS
 
     leaf = Leaf("gaussian", 1.0, sampling="poisson", q=0.01)
     remove, add = build_leaf(leaf, "add_remove", 3e-4, True)

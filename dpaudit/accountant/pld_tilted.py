@@ -1,7 +1,7 @@
 """Small-delta read-out of a composed PLD by exponential tilting, with every truncated tail bounded.
 
 An FFT convolution has an absolute error of about 1e-13 of the total mass, so the plain read-out of
-:mod:`._pld_core` cannot certify delta much below 1e-11 (and charges the truncated upper tail as loss
+:mod:`.pld_core.grid` cannot certify delta much below 1e-11 (and charges the truncated upper tail as loss
 +inf). The tails are handled here by the exponential change of measure (Esscher tilting; the Chernoff
 bound of the composed loss is its zeroth-order term):
 
@@ -13,11 +13,11 @@ bound of the composed loss is its zeroth-order term):
   S(eps) = sum_{l > eps} p~(l) e^{-lam (l - eps)} (1 - e^{eps - l}), a sum of O(1) terms near the
   tilted mean, which the FFT computes to ~1e-13 *relative* to the Chernoff factor M e^{-lam eps};
 * every tilted mass that is not in the final vector -- cut off at either end after a convolution, or
-  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`._pld_core`) -- adds at most
+  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`.pld_core.grid`) -- adds at most
   its own size to S (each weight e^{-lam (l - eps)} (1 - e^{eps - l})_+ is <= 1 for lam >= 0), so it
   is charged as that: delta <= M e^{-lam eps} (S + slack) + P(L = +inf).
 
-The leaves are the pessimistic (connect-the-dots) grid PLDs of :mod:`._pld_leaves`, gridded out to
+The leaves are the pessimistic (connect-the-dots) grid PLDs of :mod:`.leaf_plds` and :mod:`.families`, gridded out to
 where the tilted mass is negligible (the rest, < 1e-300 per leaf for Gaussian noise, stays at +inf),
 so the result is an upper bound on the composed dominating pairs' delta for any lam; lam only decides
 how tight it is and is chosen to minimise the Chernoff bound M e^{-lam eps} of the grid itself.
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._event_tree import Leaf
-from ._pld_core import GridPLD, _convolve
-from ._pld_leaves import build_leaf
+from .leaf import Leaf
+from .leaf_plds import build_leaf
+from .pld_core.grid import GridPLD, _convolve
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta"]
 

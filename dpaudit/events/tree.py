@@ -1,34 +1,4 @@
-"""Immutable privacy events: what a mechanism did, for the accountants to interpret.
-
-Events are frozen values composed into trees (the design of Google's dp_accounting). An accountant walks
-the tree, first checking every node is supported, then updating its state, so an unsupported event
-never leaves it half-composed.
-
-Conventions (shared by every accountant):
-- ``Laplace(noise_multiplier)`` adds Laplace noise of scale b = noise_multiplier * C and
-  ``Gaussian(noise_multiplier)`` Gaussian noise of standard deviation sigma = noise_multiplier * C, where
-  C bounds one record's contribution (its L1 resp. L2 norm). Under add/remove-one neighbours the
-  sensitivity is C; under replace-one it is 2C (one record removed, another added), as in dp_accounting.
-- ``PureDP(epsilon)`` is any epsilon-DP mechanism (under the accountant's neighbouring relation); its
-  worst case is binary randomized response. ``RandomizedResponse(epsilon, num_buckets)`` is k-ary
-  randomized response: the true bucket with probability e^eps / (e^eps + k - 1), each other bucket
-  with probability 1 / (e^eps + k - 1); it is exactly epsilon-DP under either relation (a record's
-  value changes).
-- ``DiscreteGaussian(sigma, sensitivity=1)`` and ``DiscreteLaplace(scale, sensitivity=1)`` add integer noise
-  (absolute scale) to an integer query that one record changes by at most ``sensitivity`` under
-  add/remove-one, so by 2 * sensitivity under replace-one. ``ZCDP(rho)``, ``ApproxDP(epsilon, delta)`` and
-  ``BoundedRange(epsilon)`` are guarantees under the accountant's relation (like ``PureDP``).
-  ``TreeAggregation(noise_multiplier, steps)`` is a Gaussian of noise multiplier
-  noise_multiplier / sqrt(ceil(log2(steps + 1))) (dp_accounting's single-epoch tree aggregation).
-- ``PoissonSampled(sampling_probability, event)`` runs ``event`` on a Poisson subsample;
-  ``SampledWithoutReplacement(source_size, sample_size, event)`` on a uniformly random subset of fixed
-  size (meaningful under replace-one only).
-
-Example:
-    >>> step = PoissonSampled(0.01, Gaussian(noise_multiplier=1.0))
-    >>> SelfComposed(step, 1000)
-    SelfComposed(event=PoissonSampled(sampling_probability=0.01, event=Gaussian(noise_multiplier=1.0)), count=1000)
-"""
+"""Privacy event types and the trees they compose into (the definitions behind :mod:`dpaudit.events`)."""
 
 from __future__ import annotations
 
@@ -36,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._validation import (
+from .._validation import (
     check_choice,
     check_delta,
     check_epsilon,
@@ -44,7 +14,7 @@ from ._validation import (
     check_positive_int,
     check_sampling_probability,
 )
-from .errors import InvalidArgument, InvalidArgumentType
+from ..errors import InvalidArgument, InvalidArgumentType
 
 __all__ = [
     "NEIGHBOURING_RELATIONS",
@@ -67,8 +37,6 @@ __all__ = [
     "ApproxDP",
     "BoundedRange",
     "TreeAggregation",
-    "from_dp_accounting",
-    "to_dp_accounting",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -225,7 +193,7 @@ def iter_leaves(event: PrivacyEvent) -> Iterator[PrivacyEvent]:
         yield from iter_leaves(child)
 
 
-# --------------------------------------------------------------------------- accountant-breadth events
+# --------------------------------------------------------------------------- integer noise and guarantees
 # Integer-valued noise: one record changes the integer query by at most ``sensitivity`` (default 1)
 # under add/remove-one, so by at most 2 * sensitivity under replace-one (the Laplace/Gaussian convention).
 
@@ -342,17 +310,3 @@ class SampledWithReplacement(PrivacyEvent):
 
     def children(self) -> tuple[PrivacyEvent, ...]:
         return (self.event,)
-
-
-def from_dp_accounting(dp_event: Any) -> PrivacyEvent:
-    """Convert a dp_accounting ``DpEvent`` tree into a dpaudit event tree (see :mod:`dpaudit.interop`)."""
-    from .interop import from_dp_accounting as convert
-
-    return convert(dp_event)
-
-
-def to_dp_accounting(event: PrivacyEvent) -> Any:
-    """Convert a dpaudit event tree into a dp_accounting ``DpEvent`` (see :mod:`dpaudit.interop`)."""
-    from .interop import to_dp_accounting as convert
-
-    return convert(event)

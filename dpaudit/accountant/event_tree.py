@@ -1,17 +1,18 @@
 """Walk an event tree into a multiset of normalised leaves, validating the whole tree first.
 
-Both numeric accountants interpret the same normal form: a count for every distinct
-``Leaf(kind, param, buckets, sampling, q)``. Normalisation:
+Every accountant interprets the same normal form: a count for every distinct
+``Leaf(kind, param, buckets, sampling, q)`` (:mod:`.leaf`). Base events are normalised by the family
+registered for their type (:mod:`.registry`, :mod:`.families`); compositions and samplers here:
 
 * ``Composed`` and ``SelfComposed`` multiply counts; nested ``PoissonSampled`` multiply rates (a Poisson
   sample of a Poisson sample is a Poisson sample); a rate of 1 means no sampling.
-* ``Gaussian(s)`` -> ("gaussian", 1/s), ``Laplace(b)`` -> ("laplace", 1/b) (at sensitivity C);
+* e.g. ``Gaussian(s)`` -> ("gaussian", 1/s), ``Laplace(b)`` -> ("laplace", 1/b) (at sensitivity C);
   ``PureDP(eps)`` -> binary randomized response, its worst case; ``RandomizedResponse(eps, k)`` -> ("rr", eps, k).
 * ``SampledWithoutReplacement`` is defined for replace-one neighbours only.
 * A sampled sub-tree that is not a single base event (``PoissonSampled(q, Composed([...]))``) becomes a
   leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
   ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
-  randomized response, whose k-fold group versions are known).
+  randomized response: the families with a k-fold ``group`` version).
 
 Anything else raises :class:`~dpaudit.errors.UnsupportedEventError` naming the event and the relation,
 before any state is touched.
@@ -21,58 +22,25 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..errors import UnsupportedEventError
 from ..events import (
     Composed,
-    Gaussian,
-    Laplace,
     PoissonSampled,
     PrivacyEvent,
-    PureDP,
-    RandomizedResponse,
     SampledWithoutReplacement,
     SampledWithReplacement,
     SelfComposed,
 )
+from . import families  # noqa: F401  (registers the built-in event families)
+from .leaf import Leaf, LeafCheck
+from .registry import FAMILIES
 
 __all__ = ["flatten", "Leaf"]
 
 
-@dataclass(frozen=True)
-class Leaf:
-    """A normalised leaf: ``kind`` in {"gaussian", "laplace", "rr"} with ``param`` (mu, d or eps) and
-    ``buckets`` (rr only); ``sampling`` in {None, "poisson", "poisson_replace", "wor"} with rate q."""
-
-    kind: str
-    param: float
-    buckets: int = 2
-    sampling: str | None = None
-    q: float = 1.0
-    extra: float = 0.0  # second parameter of the accountant-breadth kinds (see ._new_leaves)
-    #: kind "tree": the sampled sub-tree's own normalised leaves and counts (sorted), e.g. the several
-    #: noisy statistics released by one sampled step; sampling "wr" (with replacement) keeps the sample
-    #: size in ``extra`` and q = 1 / source_size.
-    inner: tuple[tuple[Leaf, int], ...] = ()
-
-#: A hook an accountant uses to refuse a normalised leaf: returns a reason, or None if supported.
-LeafCheck = Callable[[Leaf, str], "str | None"]
-
-
 def _base_leaf(event: PrivacyEvent) -> Leaf | None:
-    if isinstance(event, Gaussian):
-        return Leaf("gaussian", 1.0 / event.noise_multiplier)
-    if isinstance(event, Laplace):
-        return Leaf("laplace", 1.0 / event.noise_multiplier)
-    if isinstance(event, PureDP):
-        return Leaf("rr", event.epsilon, 2)
-    if isinstance(event, RandomizedResponse):
-        return Leaf("rr", event.epsilon, event.num_buckets)
-    from ._new_leaves import base_leaf  # accountant-breadth events (DiscreteGaussian, ZCDP, ...)
-
-    return base_leaf(event)
+    return FAMILIES.normal_form(event)
 
 
 def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
@@ -111,7 +79,7 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
                                "(the source size would reveal an added record)")
         sub = flatten(node.event, 1, relation, owner, check)
         for inner_leaf in sub:
-            if inner_leaf.sampling is not None or inner_leaf.kind not in ("gaussian", "laplace", "rr"):
+            if inner_leaf.sampling is not None or FAMILIES.of_kind(inner_leaf.kind).group is None:
                 raise refuse(node, "only unsampled Gaussian, Laplace, PureDP or RandomizedResponse events can be "
                                    "sampled with replacement (their group privacy is known)")
         return Leaf("tree", 0.0, 2, "wr", node.sampling_probability, float(node.sample_size),

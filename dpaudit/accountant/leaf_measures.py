@@ -1,0 +1,41 @@
+"""Per-leaf pure-DP level and zCDP parameter, read through the family registry (unsampled leaves).
+
+zCDP parameter rho of one run (Bun & Steinke 2016; per family: Gaussian mu^2/2, discrete Gaussian
+D^2/(2 sigma^2), pure eps-DP events eps^2/2, bounded range eps^2/8, ZCDP rho); sampled leaves and families
+without a zCDP bound have none. rho adds up under composition (Bun & Steinke 2016, Lemma 2.3).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._numeric import round_up
+from .leaf import Leaf
+from .registry import FAMILIES, relation_scale
+
+__all__ = ["pure_epsilon", "rho_of_leaf", "total_rho"]
+
+
+def pure_epsilon(leaf: Leaf, relation: str) -> float:
+    """Pure-DP level of one run of an unsampled leaf under ``relation`` (inf if none)."""
+    family = FAMILIES.of_kind(leaf.kind)
+    return family.pure_epsilon(leaf, relation_scale(family, relation))
+
+
+def rho_of_leaf(leaf: Leaf, relation: str) -> float | None:
+    """zCDP parameter rho of one run of an unsampled leaf (None if the leaf has no finite zCDP bound)."""
+    if leaf.sampling is not None:
+        return None
+    family = FAMILIES.of_kind(leaf.kind)
+    return family.rho(leaf, relation_scale(family, relation))
+
+
+def total_rho(leaves: dict, relation: str) -> float:
+    """Sum of the leaves' zCDP parameters (inf if some leaf has none), rounded up."""
+    parts = []
+    for leaf, count in leaves.items():
+        rho = rho_of_leaf(leaf, relation)
+        if rho is None:
+            return math.inf
+        parts.append(count * rho)
+    return round_up(math.fsum(parts), ulps=4 + len(parts))

@@ -1,0 +1,81 @@
+"""The Poisson-subsampled pair of a composed inner pair given by its grid PLD (sampled sub-trees).
+
+For an inner pair with P-masses p at losses l (Q-mass e^{-l} p, the rest of Q, r = 1 - sum e^{-l} p, at loss
+-inf; P-mass at +inf): "remove" is (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q)
+for r), "add" is (Q, q P + (1-q) Q) with losses -psi(l) (Zhu, Dong & Wang 2022, Thm 11: this holds for
+any dominating pair of the inner mechanism, in particular a composition).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .grid import GridPLD, from_atoms, from_centred_masses
+
+__all__ = ["subsampled_pair"]
+
+_LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (upper side)
+_U = 2.0**-53
+
+
+def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool) -> GridPLD:
+    """The Poisson-subsampled pair of a composed inner pair given by its PLD (P-masses p at losses l, Q-mass
+    e^{-l} p, the rest of Q, r = 1 - sum e^{-l} p, at loss -inf; P-mass at +inf): "remove" is
+    (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q) for r), "add" is
+    (Q, q P + (1-q) Q) with losses -psi(l) (Zhu, Dong & Wang 2022, Thm 11: this holds for any dominating
+    pair of the inner mechanism, in particular a composition). Every atom is then put on the grid keeping
+    its P- and Q-mass (pessimistic) or rounded down (optimistic)."""
+    losses = inner.losses
+    keep = inner.pmf > 0
+    l, p = losses[keep], inner.pmf[keep]
+    if pessimistic and l.size and l[0] < _LOW_CUT:
+        # raise the losses below _LOW_CUT to it (pessimistic, as in GridPLD.truncate): Q-mass errors are
+        # the P-mass errors times e^{-l}, so this caps their amplification at e^{-_LOW_CUT}; after
+        # subsampling such outcomes sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
+        low = l < _LOW_CUT
+        moved = float(p[low].sum())
+        l = np.append(_LOW_CUT, l[~low])
+        p = np.append(moved, p[~low])
+    log_q_mass = np.log(p) - l
+    q_mass = np.exp(log_q_mass)
+    total_q = float(q_mass.sum())
+    err = inner.error * (1.0 + math.exp(min(700.0, -float(l[0])))) + 16 * _U * (l.size + 1)
+    rest = 1.0 - total_q  # Q-mass at inner loss -inf
+    if pessimistic:
+        rest += err  # more Q-mass where P has none only lowers the losses below; keep it an upper bound
+    rest = max(0.0, rest)
+    log_1q, log_qq = math.log1p(-q), math.log(q)
+    psi = np.logaddexp(log_1q, log_qq + l)
+    if direction == "remove":
+        masses = np.exp(np.logaddexp(log_qq + np.log(p), log_1q + log_q_mass))
+        atoms = np.append(psi, log_1q)
+        atom_masses = np.append(masses, (1 - q) * rest)
+        inf_mass = q * inner.inf_mass
+    else:
+        atoms = np.append(-psi, -log_1q)
+        atom_masses = np.append(q_mass, rest)
+        inf_mass = 0.0
+    if pessimistic:
+        pld = from_atoms(inner.step, atoms, atom_masses, inf_mass, True)
+        return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, True)
+    return _merged_atoms(inner.step, atoms, atom_masses, inf_mass)
+
+
+def _merged_atoms(step: float, losses: np.ndarray, masses: np.ndarray, inf_mass: float) -> GridPLD:
+    """Optimistic grid PLD of atoms (loss, P-mass): the atoms in each centred cell (e_k - step/2, e_k + step/2]
+    are merged (a post-processing) and the cells are fixed and rounded down as in
+    :func:`.grid.from_centred_masses` (second-order accurate where the atoms are dense)."""
+    keep = masses > 0
+    losses, masses = losses[keep], masses[keep]
+    cell = np.ceil(losses / step - 0.5).astype(np.int64)
+    first = int(cell.min())
+    idx = cell - first
+    size = int(idx.max()) + 1
+    mass_p = np.bincount(idx, weights=masses, minlength=size)
+    # e^{e_k} times the Q-mass m e^{-loss}: exponents within [-step/2, step/2)
+    scaled_q = np.bincount(idx, weights=masses * np.exp((cell * step) - losses), minlength=size)
+    err = 8 * _U * (mass_p + scaled_q)
+    return from_centred_masses(step, first, mass_p, scaled_q, err, err, above=0.0, inf_mass=inf_mass)
+
