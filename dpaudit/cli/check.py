@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text, check_writable_directory, check_writable_file
+from .._io import atomic_write_text, check_report_directory, check_writable_file
 from ..errors import ConfigError
 from ._output import emit, positive_seconds
 
@@ -136,7 +136,9 @@ def _run(args: argparse.Namespace) -> int:
     baseline = _read_baseline(args.baseline) if args.baseline else None
     # Outputs are checked before anything runs: a disk problem is found in a second, not after the audits.
     if args.report:
-        check_writable_directory(args.report, "report")
+        from ..reporting.gate_report import REPORT_FILES
+
+        check_report_directory(args.report, REPORT_FILES)
     if args.write_baseline:
         check_writable_file(args.write_baseline, "baseline")
     if args.junit:
@@ -166,7 +168,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("config", help="gate configuration (TOML)")
     p.add_argument("--baseline", help="a previous run's JSON (--json output, or baseline.json of --report): regressions fail")
     p.add_argument("--report", metavar="DIR", help="write report.md, report.html (self-contained), report.json, baseline.json and PNG figures here "
-                   "(built beside DIR and swapped in; files of an older report that this one does not produce are removed)")
+                   "(DIR must be new, empty or an earlier dpaudit report: anything else is refused; the report is built inside it and "
+                   "moved in when complete; files of an older report that this one does not produce are removed, no other file is touched)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--seed", type=int, default=None, help="override the config's [gate] seed")
     p.add_argument("--write-baseline", metavar="FILE", help="also write this run as a baseline file (atomically)")

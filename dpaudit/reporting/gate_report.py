@@ -1,9 +1,10 @@
 """The gate's report directory: report.md (readable on GitHub), report.html (self-contained: figures inline),
 report.json, baseline.json and PNG figures.
 
-The directory is built beside its target and swapped in (``dpaudit._io.building_directory``): an
-interrupted or failed run leaves the previous report whole, and files of a previous report that this one
-does not produce are removed (``manifest.json`` lists the report's files).
+The directory is dpaudit's own (``dpaudit._io.report_directory``): new, empty, or holding an earlier
+dpaudit report (its ``manifest.json``); the report is built inside it and moved in file by file, so an
+interrupted or failed run leaves the previous report whole; files of a previous report that this one does
+not produce are removed, and a file dpaudit did not write is never touched.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._io import building_directory
+from .._io import report_directory
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .text import format_number, to_json
 
@@ -32,7 +33,7 @@ def _cell(value: Any) -> str:
 def write_gate_report(result: Any, directory: str | Path) -> Path:
     """Write the report of a gate run into ``directory`` (atomically, as a whole) and return the Markdown
     file's path."""
-    with building_directory(directory, REPORT_FILES) as out:
+    with report_directory(directory, REPORT_FILES) as out:
         _write(result, out)
     return Path(directory) / "report.md"
 

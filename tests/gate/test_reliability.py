@@ -155,10 +155,12 @@ def test_unwritable_outputs_are_refused_before_anything_runs(tmp_path, capsys):
     config = write(tmp_path, entry("hung", "hangs"))  # would hang if it ran
     a_file = tmp_path / "occupied"
     a_file.write_text("x")
-    for argv in (["--report", a_file], ["--write-baseline", tmp_path / "missing" / "baseline.json"],
+    for argv in (["--report", a_file / "report"], ["--write-baseline", tmp_path / "missing" / "baseline.json"],
                  ["--write-baseline", tmp_path]):
         code, _, err = run(capsys, "check", config, *argv)
         assert code == 3 and err.startswith("dpaudit: could not complete: I/O error") and err.count("\n") == 1
+    code, _, err = run(capsys, "check", config, "--report", a_file)  # a file in the way: refused, it is not ours
+    assert code == 2 and "not a directory" in err and str(a_file) in err and err.count("\n") == 1
 
 
 def test_a_failed_write_keeps_the_previous_baseline_whole(tmp_path, capsys, monkeypatch):
