@@ -35,6 +35,7 @@ __all__ = ["atomic_write_text", "atomic_write", "check_writable_file", "check_wr
 MANIFEST = "manifest.json"
 WRITTEN_BY = "dpaudit"
 _BUILDING = ".dpaudit-building-"
+_OWNER = ".owner"  # inside a build directory: the pid of the process building it
 
 
 def _umask() -> int:
@@ -201,6 +202,27 @@ def _write_manifest(directory: Path, names: list[str]) -> None:
     atomic_write_text(directory / MANIFEST, text)
 
 
+def _remove_abandoned_builds(target: Path) -> None:
+    """Remove build directories a killed dpaudit left in ``target`` (their owner process is gone)."""
+    for build in target.glob(f"{_BUILDING}*"):
+        try:
+            owner = int((build / _OWNER).read_text())
+        except (OSError, ValueError):
+            continue  # not recognisably ours: left alone
+        if owner != os.getpid() and not _alive(owner) and not build.is_symlink():
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 @contextmanager
 def report_directory(target: str | Path, patterns: tuple[str, ...]) -> Iterator[Path]:
     """Yield a hidden build directory inside ``target`` (created if new); on success move the built files
@@ -211,10 +233,12 @@ def report_directory(target: str | Path, patterns: tuple[str, ...]) -> Iterator[
     created = not target.exists()
     if created:
         target.mkdir(parents=True)  # 0777 & ~umask
+    _remove_abandoned_builds(target)
     build = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=target))
+    (build / _OWNER).write_text(f"{os.getpid()}\n")
     try:
         yield build
-        produced = sorted(p.name for p in build.iterdir() if p.is_file() and p.name != MANIFEST)
+        produced = sorted(p.name for p in build.iterdir() if p.is_file() and p.name != MANIFEST and not p.name.startswith("."))
         owned = _owned_files(target, patterns)
         foreign = [name for name in produced if os.path.lexists(target / name) and name not in owned]
         if foreign:

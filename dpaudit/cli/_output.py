@@ -9,7 +9,19 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..reporting import to_json
 
-__all__ = ["emit", "json_argument", "positive_seconds", "sample_count"]
+__all__ = ["emit", "json_argument", "positive_seconds", "sample_count", "capped_workers"]
+
+
+def capped_workers(workers: int | None) -> int | None:
+    """``--workers`` capped at a few per core (dpaudit._limits.cap_workers), with the note on stderr."""
+    from .._limits import cap_workers
+
+    if workers is not None and workers < 1:
+        raise InvalidArgument("workers", f"--workers={workers} must be >= 1")
+    capped, note = cap_workers(workers)
+    if note:
+        print(note.replace("workers =", "--workers"), file=sys.stderr)
+    return capped
 
 
 def json_argument(text: str, name: str) -> Any:

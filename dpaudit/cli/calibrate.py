@@ -38,7 +38,7 @@ def _make_event(template: str, integer: bool):
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from ..accountant.calibrate import calibrate
+    from ..accountant import calibrate
     from ..reporting import to_json
 
     make = _make_event(args.event, args.integer)

@@ -210,8 +210,11 @@ def test_interrupted_report_leaves_the_previous_report_whole(tmp_path, capsys, m
     before = {p.name: p.read_bytes() for p in report.iterdir()}
     import dpaudit.reporting.gate_report as gate_report
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+    parent = os.getpid()
+
+    def interrupted(*args, **kwargs):  # Ctrl-C while the report is being written (in the command's process)
+        os.kill(parent, signal.SIGINT)
+        time.sleep(30)
 
     monkeypatch.setattr(gate_report, "plot_bound_curve", interrupted)
     code, _, err = run(capsys, "check", config, "--report", report)
@@ -339,7 +342,7 @@ def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, mo
     this thread receives it (held back, then raised) or another thread does (raised while start() returns)."""
     import multiprocessing.context
 
-    from dpaudit.gate.isolation import run_isolated
+    from dpaudit._isolation import run_isolated
 
     monkeypatch.setenv("DPAUDIT_TEST_PID_DIR", str(tmp_path))
     original = multiprocessing.context.ForkProcess.start
