@@ -213,6 +213,9 @@ def _run(args: argparse.Namespace) -> int:
         if baseline is not None and str(exc).startswith("baseline:"):
             raise ConfigError(f"{args.baseline}: {str(exc).removeprefix('baseline: ')}") from None
         raise
+    misfit = next((row["error"]["message"] for row in result.errors if row["error"]["type"] == "BaselineError"), None)
+    if misfit is not None:  # the baseline's fault, found when the entry ran: a usage error naming the file
+        raise ConfigError(f"{args.baseline}: {misfit.removeprefix('baseline: ')}")
     if args.report:
         report = write_gate_report(result, args.report)
         print(f"report written to {report}", file=sys.stderr)

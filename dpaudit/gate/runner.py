@@ -41,7 +41,7 @@ from .._limits import DEFAULT_ENTRY_TIMEOUT
 from .score_audit import run_score_audit
 from .seeds import entry_seed
 
-__all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
+__all__ = ["GateResult", "BaselineError", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
 
 @dataclass
@@ -129,11 +129,34 @@ def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, ke
     return found.result, found.pair
 
 
-def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None) -> dict[str, Any]:
+class BaselineError(ConfigError):
+    """A baseline record that cannot belong to this entry (the baseline's fault, not the mechanism's)."""
+
+
+def _widths(value: Any) -> set[int]:
+    """Output widths a witness event is written for (every ``width``, and the length of every ``weights``
+    vector of a linear score, in its description)."""
+    if isinstance(value, dict):
+        own = {value["width"]} if isinstance(value.get("width"), int) else set()
+        if isinstance(value.get("weights"), list):
+            own.add(len(value["weights"]))
+        return own.union(*(_widths(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_widths(v) for v in value))
+    return set()
+
+
+def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None,
+                result: Any = None) -> dict[str, Any]:
     if record is None:
         return {"status": "no baseline entry"}
     if not record.get("witness"):
         return {"status": "baseline has no witness event"}
+    old, new = _widths(record["witness"]), _widths(getattr(result, "witness", None))
+    if old and new and old != new:
+        raise BaselineError(f"baseline: audit {spec.name!r}: its witness event is for outputs of width "
+                            f"{', '.join(map(str, sorted(old)))}, this mechanism's outputs have width "
+                            f"{', '.join(map(str, sorted(new)))}: it was written for another mechanism")
     index = _pair_index(spec.pairs, (record["pair"][0], record["pair"][1])) if record.get("pair") else 0
     if index is None:
         return {"status": "the baseline's pair is not among this entry's neighbours"}
@@ -292,7 +315,7 @@ def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, s
     if spec.audits_curve():
         return curve_entry(spec, share, alpha, entry_seed, seed, workers, record, with_baseline)
     result, pair = _run_audit(spec, share, entry_seed, workers, keep)
-    regression = _regression(spec, record, share, seed, workers) if with_baseline else None
+    regression = _regression(spec, record, share, seed, workers, result) if with_baseline else None
     return _audit_row(spec, result, pair, regression, alpha), result
 
 

@@ -85,3 +85,8 @@ def varying_width(data, size, rng):
 
 def absolute_error(data, outputs):
     return np.abs(np.asarray(outputs, float) - np.asarray(data, float)[0])
+
+
+def laplace_pairs_of_outputs(data, size, rng):
+    """Two Laplace outputs per run (output width 2)."""
+    return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (size, 2))

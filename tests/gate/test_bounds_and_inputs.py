@@ -104,3 +104,13 @@ def test_a_plot_on_a_full_disk_leaves_no_empty_png(tmp_path, capsys, monkeypatch
                          "10", "--target-delta", "1e-5", "--plot", plot)
     assert code == 3 and "No space left on device" in err and not plot.exists()
     assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_baseline_witness_for_another_output_width_is_the_baselines_error(tmp_path, capsys):
+    config = tmp_path / "gate.toml"
+    config.write_text(GOOD)
+    baseline = tmp_path / "baseline.json"
+    assert run(capsys, "check", config, "--write-baseline", baseline)[0] == 0
+    config.write_text(GOOD.replace(f"{M}:laplace", f"{M}:laplace_pairs_of_outputs"))
+    code, out, err = run(capsys, "check", config, "--baseline", baseline)
+    assert code == 2 and str(baseline) in err and "width 1" in err and "width 2" in err
