@@ -32,6 +32,7 @@ from pathlib import Path
 from _timing import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the package of this checkout, installed or not
 MECHANISMS = textwrap.dedent('''
     import os, time
     import numpy as np

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..reporting import to_json
+from ..reporting import to_json, visible
 
 __all__ = ["emit", "json_argument", "positive_seconds", "sample_count", "capped_workers"]
 
@@ -33,7 +33,9 @@ def json_argument(text: str, name: str) -> Any:
 
 
 def emit(payload: dict[str, Any], summary: str, as_json: bool) -> None:
-    """Print ``payload`` as JSON on stdout and ``summary`` on stderr, or just ``summary`` on stdout."""
+    """Print ``payload`` as JSON on stdout and ``summary`` on stderr, or just ``summary`` on stdout. Each
+    line of the summary has its control characters shown as escapes (names and events come from users)."""
+    summary = "\n".join(visible(line) for line in summary.split("\n"))
     if as_json:
         print(to_json(payload))
         print(summary, file=sys.stderr)

@@ -136,7 +136,8 @@ def _streamer(as_json: bool) -> tuple[Any, Any]:
     interactive = sys.stderr.isatty()
 
     def on_entry(report: Any) -> None:
-        print(f"[{report.index}/{report.total}] {entry_line(report.kind, report.row)}", file=sys.stderr if as_json else sys.stdout,
+        position = f"[{report.index:>{len(str(report.total))}}/{report.total}]"
+        print(f"{position} {entry_line(report.kind, report.row)}", file=sys.stderr if as_json else sys.stdout,
               flush=True)
 
     def heartbeat(label: str, seconds: float) -> None:
