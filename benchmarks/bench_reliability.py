@@ -178,7 +178,7 @@ def run_scenario(work: Path, argv: list[str], config_text: str | None, interrupt
         config.write_text(config_text)
     (work / "foreign.json").write_text(json.dumps({"audits": [{"name": "someone-else"}]}))
     argv = [a.replace("{config}", str(config)) for a in argv]
-    env = {**os.environ, "PYTHONPATH": str(work) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(work) + os.pathsep + str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "dpaudit", *argv], cwd=work, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -536,7 +536,7 @@ def write_report(rows: list[dict], soundness: list[dict], hostile: list[dict]) -
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        message = row["message"].replace("|", "/")
+        message = " ".join(row["message"].split()).replace("|", "/")
         if len(message) > 160:
             message = message[:157] + "..."
         lines.append(f"| {row['scenario']} | {row['exit_code']} | {message} | {'yes' if row['traceback'] else 'no'} | "
@@ -566,7 +566,7 @@ def write_report(rows: list[dict], soundness: list[dict], hostile: list[dict]) -
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in hostile:
-        message = row["message"].replace("|", "/").replace("`", "'")
+        message = " ".join(row["message"].split()).replace("|", "/").replace("`", "'")
         if len(message) > 150:
             message = message[:147] + "..."
         lines.append(f"| {row['scenario']} | {row['exit_code']} | {', '.join(map(str, row['expected']))} | "
