@@ -280,25 +280,25 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
             os.close(watch[0])
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held-back interrupt is raised here
         sender.close()
+        last_beat = started
         while True:
             now = time.monotonic()
-            limits = [HEARTBEAT_SECONDS] + ([started + timeout - now] if timeout is not None else []) + \
+            limits = [last_beat + HEARTBEAT_SECONDS - now] + ([started + timeout - now] if timeout is not None else []) + \
                      ([phase_deadline - now] if phase_deadline is not None else [])
             if receiver.poll(max(0.0, min(limits))):
                 try:
                     message = receiver.recv()
                 except (EOFError, OSError):
                     message = None
-                if message is not None and message[0] == "output":
+                if message is None or message[0] not in ("output", "phase"):
+                    break
+                if message[0] == "output":
                     _write(message[1], message[2])
-                    continue
-                if message is not None and message[0] == "phase":
+                else:
                     current = message[1]
                     phase_limit = message[2] if message[2] is not None else (phase_timeout if message[3] else None)
                     phase_deadline = time.monotonic() + phase_limit if current is not None and phase_limit is not None else None
-                    continue
-                break
-            now = time.monotonic()
+            now = time.monotonic()  # deadlines hold even while the child keeps writing output
             if phase_deadline is not None and now >= phase_deadline:
                 _stop(process)
                 raise IsolatedError("timeout", "TimeoutError", f"{current} did not finish within {phase_limit:g} s; it was stopped")
@@ -306,8 +306,10 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
                 _stop(process)
                 raise IsolatedError("timeout", "TimeoutError", f"{current + ' ' if current else ''}did not finish within its timeout "
                                     f"of {timeout:g} s; it and its worker processes were stopped")
-            if heartbeat is not None:
-                heartbeat(now - started)
+            if now - last_beat >= HEARTBEAT_SECONDS:
+                last_beat = now
+                if heartbeat is not None:
+                    heartbeat(now - started)
         if message is None:
             process.join(5)
             how = describe_exit_code(process.exitcode)

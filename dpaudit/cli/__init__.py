@@ -127,9 +127,16 @@ def _command(args: argparse.Namespace) -> tuple[int, str | None]:
         return _classify(exc)
 
 
+def _in_process_scheduler(args: argparse.Namespace) -> bool:
+    """Whether the command uses an in-process Dask scheduler (``inproc://``), reachable from this process only."""
+    scheduler = getattr(args, "scheduler", None) or os.environ.get("DPAUDIT_SCHEDULER") or ""
+    return str(scheduler).startswith("inproc://")
+
+
 def run_command(args: argparse.Namespace) -> int:
-    """Run a parsed command isolated in a child process (see the module docstring); the exit code."""
-    if not isolation_available():
+    """Run a parsed command isolated in a child process (see the module docstring); the exit code. Where
+    ``fork`` is missing, or the Dask scheduler lives in this very process (``inproc://``), it runs here."""
+    if not isolation_available() or _in_process_scheduler(args):
         return int(args.handler(args))
     limit = getattr(args, "timeout", None)
     whole = limit if args.command in ("audit", "accuracy") else None  # check: --timeout is per entry

@@ -90,3 +90,9 @@ def absolute_error(data, outputs):
 def laplace_pairs_of_outputs(data, size, rng):
     """Two Laplace outputs per run (output width 2)."""
     return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (size, 2))
+
+
+def chatters_forever(data, size, rng):
+    """Prints without pause and never returns."""
+    while True:
+        print("still here")

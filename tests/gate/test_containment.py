@@ -114,3 +114,10 @@ def test_sigkill_of_dpaudit_leaves_no_process_behind(tmp_path, command):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == [], "worker processes outlived the killed dpaudit"
+
+
+def test_a_mechanism_that_prints_without_pause_is_still_stopped_at_the_timeout(capsys):
+    started = time.monotonic()
+    code = main(["audit", f"{M}:chatters_forever", *PAIR, "--timeout", "3"])
+    capsys.readouterr()
+    assert code == 3 and time.monotonic() - started < 60
