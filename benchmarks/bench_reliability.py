@@ -2,9 +2,13 @@
 
 Each scenario runs ``python -m dpaudit ...`` in a fresh process (a fault that kills the interpreter must
 not take the benchmark with it) and records the exit code, the first line of stderr and the files left in
-the output directory. A second part measures the soundness of audits of a *correct* Laplace mechanism that
-draws from the global ``numpy.random`` state, at 16 worker processes, with and without the per-block
-seeding of the global state.
+the output directory. The hostile-tester part runs every case of the "never loses a file, never passes
+silently" list as a scenario with an expected exit code and records, per scenario: user files lost or
+changed, a silent exit (no output at all, or a failure without a message line), a wrong exit code, a
+traceback, processes left running after SIGKILL of dpaudit, and the peak memory (largest resident set of
+dpaudit and its descendants, from ``wait4``). A last part measures the soundness of audits of a *correct*
+Laplace mechanism that draws from the global ``numpy.random`` state, at 16 worker processes, with and
+without the per-block seeding of the global state.
 
 Run: python benchmarks/bench_reliability.py [--quick]
 """
@@ -28,6 +32,7 @@ from pathlib import Path
 from _timing import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the package of this checkout, installed or not
 MECHANISMS = textwrap.dedent('''
     import os, time
     import numpy as np
@@ -65,7 +70,52 @@ MECHANISMS = textwrap.dedent('''
 
     def pairs_raise():
         raise KeyError("no pairs")
+
+    def calls_sys_exit(data, size, rng):
+        raise SystemExit(0)
+
+    def exits7(data, size, rng):
+        os._exit(7)
+
+    def segfault(data, size, rng):
+        import ctypes
+        ctypes.string_at(0)
+
+    def kills_itself(data, size, rng):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    def raises_keyboard_interrupt(data, size, rng):
+        raise KeyboardInterrupt
+
+    def raises_in_workers(data, size, rng):
+        if size > 1000:
+            raise RuntimeError("boom in a worker")
+        return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, size)
+
+    def varying_width(data, size, rng):
+        return rng.normal(size=(size, 1 + int(rng.integers(0, 2))))
+
+    def laplace_pairs(data, size, rng):
+        return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (size, 2))
+
+    def absolute_error(data, outputs):
+        return np.abs(np.asarray(outputs, float) - np.asarray(data, float)[0])
+
+    def hangs_in_workers(data, size, rng):
+        if size > 1000:
+            from pathlib import Path
+            Path(os.environ["PID_DIR"], str(os.getpid())).write_text("hanging")
+            time.sleep(3600)
+        return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, size)
 ''')
+
+IMPORT_MODULES = {
+    "exit_zero_at_import": "import sys\nsys.exit(0)\n",
+    "exit_message_at_import": "import sys\nsys.exit('msg')\n",
+    "os_exit_at_import": "import os\nos._exit(9)\n",
+    "hangs_at_import": "import time\ntime.sleep(3600)\n",
+}
 
 def _default_interrupts() -> None:
     """In the child: SIGINT handled as usual even when this process was started with it ignored (a
@@ -128,7 +178,7 @@ def run_scenario(work: Path, argv: list[str], config_text: str | None, interrupt
         config.write_text(config_text)
     (work / "foreign.json").write_text(json.dumps({"audits": [{"name": "someone-else"}]}))
     argv = [a.replace("{config}", str(config)) for a in argv]
-    env = {**os.environ, "PYTHONPATH": str(work) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(work) + os.pathsep + str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "dpaudit", *argv], cwd=work, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -151,6 +201,259 @@ def run_scenario(work: Path, argv: list[str], config_text: str | None, interrupt
     leftovers = sorted(p.name for p in work.iterdir() if p.name.startswith("."))
     return {"exit_code": process.returncode, "message": summary, "traceback": "Traceback" in out + err, "seconds": seconds,
             "report_files": files, "leftover_temporaries": leftovers}
+
+
+# --- the hostile tester's list: every case, an expected exit code, and what must not happen ---------------
+
+USER_FILES = {"audit-mine.png": "x", "sub/f": "y", "manifest.json": '{"files":["sub"]}', "report.md": "my notes",
+              "baseline.json": "{}"}
+HOSTILE_NAME = r"evil<script>alert(1)</script>|col\u001b[2K\rbudget   ok: pass\nnext"
+
+
+def _budget(name: str, body: str) -> str:
+    return f'[[budget]]\nname = "{name}"\n{body}\ndelta = 1e-5\nmax_epsilon = 8.0\n'
+
+
+def _audit_args(mechanism: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["audit", f"mechs:{mechanism}", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1", "--samples", "2000",
+            "--workers", "1", *extra]
+
+
+def _accuracy_args(mechanism: str) -> list[str]:
+    return ["accuracy", f"mechs:{mechanism}", "--data", "[0]", "--alpha", "1", "--error", "mechs:absolute_error",
+            "--samples", "1000"]
+
+
+def _import_gate(module: str) -> str:
+    return f'[[audit]]\nname = "a"\nmechanism = "{module}:m"\nd = [0.0]\nd_prime = [1.0]\nepsilon = 1.0\n'
+
+
+def hostile_cases(work: Path) -> list[dict]:
+    """Each case: name, argv, gate text, expected exit codes, and optional setup/check hooks and flags."""
+    out = work / "out"
+    home = work / "home"
+    linked = work / "linked"
+    cases = [
+        dict(name="1 --report into a directory of user files (the issue's reproduction)", argv=["check", "{config}", "--report", str(out)],
+             gate=GATE + GOOD, expect={2}, user_dir=out),
+        dict(name="1 --report ~ (the home directory)", argv=["check", "{config}", "--report", str(home)], gate=GATE + GOOD,
+             expect={2}, user_dir=home, env={"HOME": str(home)}),
+        dict(name="1 --report / (the root directory)", argv=["check", "{config}", "--report", "/"], gate=GATE + GOOD, expect={2}),
+        dict(name="1 --report . (the working directory)", argv=["check", "{config}", "--report", "."], gate=GATE + GOOD, expect={2}),
+        dict(name="1 --report a relative symlink to a user directory", argv=["check", "{config}", "--report", str(linked)],
+             gate=GATE + GOOD, expect={2}, user_dir=work / "real", link=(linked, "real")),
+        dict(name="1 --report an absolute symlink to a user directory", argv=["check", "{config}", "--report", str(linked)],
+             gate=GATE + GOOD, expect={2}, user_dir=work / "real", link=(linked, str(work / "real"))),
+        dict(name="1 --report into an earlier dpaudit report holding a user's notes", argv=["check", "{config}", "--report", str(out)],
+             gate=GATE + GOOD, expect={0}, earlier_report=out),
+        dict(name="2 audit: mechanism calls sys.exit(0)", argv=_audit_args("calls_sys_exit"), expect={3}),
+        dict(name="2 accuracy: mechanism calls sys.exit(0)", argv=_accuracy_args("calls_sys_exit"), expect={3}),
+        dict(name="2 check: gate module calls sys.exit(0) at import", argv=["check", "{config}"], gate=_import_gate("exit_zero_at_import"),
+             expect={3}),
+        dict(name="2 check: gate module calls sys.exit('msg') at import", argv=["check", "{config}"],
+             gate=_import_gate("exit_message_at_import"), expect={3}),
+        dict(name="2 check: gate module calls os._exit(9) at import", argv=["check", "{config}"], gate=_import_gate("os_exit_at_import"),
+             expect={3}),
+        dict(name="2 check: gate module hangs at import, --timeout 5", argv=["check", "{config}", "--timeout", "5"],
+             gate=_import_gate("hangs_at_import"), expect={3}),
+        dict(name="2 audit: segfault in the first block", argv=_audit_args("segfault"), expect={3}),
+        dict(name="2 audit: SIGKILL of itself in the first block", argv=_audit_args("kills_itself"), expect={3}),
+        dict(name="2 audit: os._exit(7) in the first block", argv=_audit_args("exits7"), expect={3}),
+        dict(name="2 accuracy: os._exit(7)", argv=_accuracy_args("exits7"), expect={3}),
+        dict(name="2 check: mechanism raises KeyboardInterrupt", argv=["check", "{config}"],
+             gate=GATE + entry("kbd", "raises_keyboard_interrupt") + GOOD, expect={3}),
+        dict(name="3 SIGKILL of dpaudit check while its workers hang", argv=["check", "{config}"],
+             gate="[gate]\nworkers = 2\n" + entry("hung", "hangs_in_workers", samples=400_000), expect={-9}, sigkill=True),
+        dict(name="3 SIGKILL of dpaudit audit while its workers hang", argv=["audit", "mechs:hangs_in_workers", "--d", "[0]", "--d-prime",
+             "[1]", "--epsilon", "1", "--samples", "400000", "--workers", "2"], expect={-9}, sigkill=True),
+        dict(name="4 gate budget: dpsgd steps = 10^18", argv=["check", "{config}"], budget=True, expect={1, 3},
+             gate=_budget("steps", 'kind = "dpsgd"\nnoise_multiplier = 1.0\nsampling_probability = 0.01\nsteps = 1_000_000_000_000_000_000')),
+        dict(name="4 gate budget: SelfComposed(Laplace(1.0), 10^15)", argv=["check", "{config}"], budget=True, expect={1, 3},
+             gate=_budget("laplace", 'event = "SelfComposed(Laplace(1.0), 1000000000000000)"')),
+        dict(name="4 gate budget: Gaussian(1e-6)", argv=["check", "{config}"], budget=True, expect={1, 3},
+             gate=_budget("tiny", 'event = "Gaussian(1e-6)"')),
+        dict(name="4 budget dpsgd --noise-multiplier 1e-6", argv=["budget", "dpsgd", "--noise-multiplier", "1e-6",
+             "--sampling-probability", "0.01", "--steps", "100", "--target-delta", "1e-5"], budget=True, expect={0, 3}),
+        dict(name="4 budget dpsgd --steps 10^18", argv=["budget", "dpsgd", "--noise-multiplier", "1", "--sampling-probability", "0.01",
+             "--steps", "1000000000000000000", "--target-delta", "1e-5"], budget=True, expect={0, 3}),
+        dict(name="4 audit --workers 10000 (capped, with a note)", argv=["audit", "mechs:laplace", "--d", "[0]", "--d-prime", "[1]",
+             "--epsilon", "2", "--samples", "20000", "--workers", "10000"], expect={0}),
+        dict(name="5 hostile entry name: report.md, report.html and the terminal", argv=["check", "{config}", "--report", str(out)],
+             gate=_budget(HOSTILE_NAME, 'kind = "composition"\nepsilon = 0.1\nk = 10\ntheorem = "basic"').replace(
+                 "max_epsilon = 8.0", "max_epsilon = 0.5"), expect={1}, hostile=out),
+        dict(name="5 umask 022: report directory 0755, files 0644, an existing 0640 file keeps its mode",
+             argv=["check", "{config}", "--report", str(out), "--junit", str(work / "junit.xml")], gate=GATE + GOOD, expect={0},
+             modes=out),
+        dict(name="6 baseline holding 1e999", argv=["check", "{config}", "--baseline", str(work / "bad.json")], gate=GATE + GOOD,
+             expect={2}, baseline='{"audits": [{"name": "good", "witness": {"a": 1}, "certification_samples": 1e999}]}'),
+        dict(name="6 baseline holding NaN", argv=["check", "{config}", "--baseline", str(work / "bad.json")], gate=GATE + GOOD,
+             expect={2}, baseline='{"audits": [{"name": "good", "delta": NaN}]}'),
+        dict(name="6 baseline nested 10^5 deep", argv=["check", "{config}", "--baseline", str(work / "bad.json")], gate=GATE + GOOD,
+             expect={2}, baseline="[" * 100_000 + "]" * 100_000),
+        dict(name="6 baseline witness for another output width", argv=["check", "{config}", "--baseline", str(work / "bad.json")],
+             gate=GATE + entry("good", "laplace_pairs"), expect={2}, width_baseline=True),
+        dict(name="6 foreign baseline of 200k entries (error line < 1000 characters)",
+             argv=["check", "{config}", "--baseline", str(work / "bad.json")], gate=GATE + GOOD, expect={2},
+             baseline=json.dumps({"audits": [{"name": f"other-{i}"} for i in range(200_000)]}), short=True),
+        dict(name="6 samples = 10^15", argv=["check", "{config}"], gate=GATE + entry("big", "laplace", samples=10**15), expect={3}),
+        dict(name="6 DPAUDIT_SCHEDULER=nonsense", argv=_audit_args("laplace"), expect={2, 3}, env={"DPAUDIT_SCHEDULER": "nonsense"}),
+        dict(name="6 mechanism raises in a worker (2 workers)", argv=["audit", "mechs:raises_in_workers", "--d", "[0]", "--d-prime", "[1]",
+             "--epsilon", "1", "--samples", "400000", "--workers", "2"], expect={3}),
+        dict(name="6 output width varies between calls", argv=_audit_args("varying_width"), expect={3}),
+        dict(name="7 main command: dpaudit check examples/dpaudit.toml", argv=["check", str(ROOT / "examples" / "dpaudit.toml")],
+             expect={0}, main_command=True, cwd=ROOT),
+    ]
+    return cases
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _run_measured(argv: list[str], cwd: Path, env: dict, sigkill_when: Path | None) -> tuple[int, str, str, int, list[int]]:
+    """Run dpaudit; (exit code, stdout, stderr, peak RSS in KiB of it and its descendants, hung pids after SIGKILL)."""
+    import threading
+
+    process = subprocess.Popen([sys.executable, "-m", "dpaudit", *argv], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, start_new_session=True, preexec_fn=_default_interrupts)
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+    readers = [threading.Thread(target=lambda s=stream, k=key: chunks[k].append(s.read()), daemon=True)
+               for stream, key in ((process.stdout, "out"), (process.stderr, "err"))]
+    for reader in readers:
+        reader.start()
+    hung: list[int] = []
+    if sigkill_when is not None:
+        deadline = time.monotonic() + 120
+        while not list(sigkill_when.iterdir()) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        hung = [int(p.name) for p in sigkill_when.iterdir()]
+        os.kill(process.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 900
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+        time.sleep(0.05)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join(30)
+    return (process.returncode, b"".join(chunks["out"]).decode(errors="replace"), b"".join(chunks["err"]).decode(errors="replace"),
+            usage.ru_maxrss, hung)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[-1][0] != "Z"
+    except OSError:
+        return False
+
+
+def run_hostile_case(work: Path, case: dict) -> dict:
+    import shutil
+
+    for leftover in ("out", "home", "real", "linked", "pids", "junit.xml", "bad.json", "good.json"):
+        path = work / leftover
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+    config = work / "gate.toml"
+    config.write_text(case.get("gate") or "")
+    env = {**os.environ, "PYTHONPATH": str(work) + os.pathsep + str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           **case.get("env", {})}
+    watched: list[Path] = []
+    if case.get("user_dir"):
+        for name, text in USER_FILES.items():
+            (case["user_dir"] / name).parent.mkdir(parents=True, exist_ok=True)
+            (case["user_dir"] / name).write_text(text)
+        watched.append(case["user_dir"])
+    if case.get("link"):
+        case["link"][0].symlink_to(case["link"][1])
+    if case.get("earlier_report"):
+        first = _run_measured([a.replace("{config}", str(config)) for a in case["argv"]], work, env, None)
+        assert first[0] == 0, first[2]
+        (case["earlier_report"] / "NOTES.txt").write_text("mine")
+        watched.append(case["earlier_report"])
+    if case.get("baseline"):
+        (work / "bad.json").write_text(case["baseline"])
+    if case.get("width_baseline"):
+        (work / "one.toml").write_text(GATE + GOOD)
+        written = _run_measured(["check", str(work / "one.toml"), "--write-baseline", str(work / "bad.json")], work, env, None)
+        assert written[0] == 0, written[2]
+    pids = None
+    if case.get("sigkill"):
+        pids = work / "pids"
+        pids.mkdir()
+        env["PID_DIR"] = str(pids)
+    if case.get("modes"):
+        os.umask(0o022)
+        first = _run_measured([a.replace("{config}", str(config)) for a in case["argv"]], work, env, None)
+        assert first[0] == 0, first[2]
+        (case["modes"] / "report.md").chmod(0o640)
+    before = {str(d): _snapshot(d) for d in watched if d.exists()}
+    before_notes = {str(d): (d / "NOTES.txt").read_bytes() for d in watched if (d / "NOTES.txt").exists()}
+    argv = [a.replace("{config}", str(config)) for a in case["argv"]]
+    started = time.perf_counter()
+    code, out, err, peak_kib, hung = _run_measured(argv, case.get("cwd", work), env, pids)
+    seconds = time.perf_counter() - started
+    orphans = 0
+    problems = ["no hanging worker started: nothing to orphan"] if case.get("sigkill") and not hung else []
+    if hung:
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in hung) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in hung if _alive(pid)]
+        orphans = len(left)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    lost = 0
+    for directory, files in before.items():
+        after = _snapshot(Path(directory)) if Path(directory).exists() else {}
+        if case.get("earlier_report"):  # dpaudit's own report: only the user's file must survive unchanged
+            lost += sum(1 for d, notes in before_notes.items() if not (Path(d) / "NOTES.txt").exists()
+                        or (Path(d) / "NOTES.txt").read_bytes() != notes)
+        else:
+            lost += sum(1 for name, data in files.items() if after.get(name) != data)
+    if case.get("hostile"):
+        markdown = (case["hostile"] / "report.md").read_text() if (case["hostile"] / "report.md").exists() else ""
+        table = [line for line in markdown.splitlines() if line.startswith("| ")]
+        columns = {line.replace("\\|", "").count(" | ") for line in table}
+        if "<script>" in markdown or len(columns) > 1 or not markdown:
+            problems.append("report.md layout or HTML")
+        if "<script>" in ((case["hostile"] / "report.html").read_text() if (case["hostile"] / "report.html").exists() else "<script>"):
+            problems.append("report.html")
+        if "\x1b" in out + err or "\r" in out + err or any(line.startswith("budget   ok") for line in (out + err).splitlines()):
+            problems.append("terminal")
+    if case.get("modes"):
+        import stat
+
+        directory = case["modes"]
+        wanted = [(directory, 0o755), (directory / "baseline.json", 0o644), (directory / "report.md", 0o640),
+                  (work / "junit.xml", 0o644)]
+        problems += [f"{path.name} mode {oct(stat.S_IMODE(path.stat().st_mode))}" for path, mode in wanted
+                     if not path.exists() or stat.S_IMODE(path.stat().st_mode) != mode]
+    if case.get("short") and len(err) >= 1000:
+        problems.append(f"error line of {len(err)} characters")
+    if case.get("main_command"):
+        lines = [line for line in (out + err).splitlines() if line.strip() and not line.startswith("... still running")]
+        if any("warning" in line.lower() for line in lines):
+            problems.append("warnings")
+        if len(lines) != len(set(lines)):
+            problems.append("repeated lines")
+    lines = [line for line in err.splitlines() if line.strip()]
+    message = next((line for line in reversed(lines) if line.startswith("dpaudit:")), None) or \
+        next((line for line in (out + err).splitlines() if "ERROR" in line or "refused" in line), None) or \
+        (lines[-1] if lines else out.strip().splitlines()[-1] if out.strip() else "")
+    expected = case["expect"]
+    silent = not case.get("sigkill") and (not (out + err).strip() or (code not in (0,) and not lines and "ERROR" not in out))
+    return {"scenario": case["name"], "command": " ".join(["dpaudit", *argv]).replace(str(work), ".").replace(str(ROOT), "<repo>"),
+            "exit_code": code, "expected": sorted(expected), "wrong_exit_code": code not in expected, "silent": bool(silent),
+            "traceback": "Traceback" in out + err, "files_lost": lost, "orphans": orphans, "hung_workers": len(hung),
+            "peak_memory_mib": round(peak_kib / 1024, 1), "budget_scenario": bool(case.get("budget")), "problems": problems,
+            "message": message.replace(str(work), ".").replace(str(ROOT), "<repo>")[:300], "seconds": seconds}
 
 
 def rng_soundness(audits: int, workers: int, samples: int, seeded: bool) -> dict:
@@ -198,12 +501,26 @@ def main() -> None:
         (work / "gate.toml").write_text(GATE + entry("hung", "hangs"))
         rows.append({"scenario": "SIGINT to the gate's pid while an entry runs", "command": "kill -INT <pid of dpaudit check>",
                      **run_scenario(work, ["check", "{config}"], None, interrupt_after=4.0)})
+    hostile = []
+    previous_umask = os.umask(0o022)
+    try:
+        with tempfile.TemporaryDirectory() as directory:
+            work = Path(directory)
+            (work / "mechs.py").write_text(MECHANISMS)
+            for module, text in IMPORT_MODULES.items():
+                (work / f"{module}.py").write_text(text)
+            for case in hostile_cases(work):
+                hostile.append(run_hostile_case(work, case))
+                row = hostile[-1]
+                print(row["exit_code"], f"{row['peak_memory_mib']} MiB", row["problems"] or "", case["name"], file=sys.stderr)
+    finally:
+        os.umask(previous_umask)
     audits = 10 if args.quick else 40
     soundness = [rng_soundness(audits, 16, 1_000_000, seeded) for seeded in (False, True)]
-    write_report(rows, soundness)
+    write_report(rows, soundness, hostile)
 
 
-def write_report(rows: list[dict], soundness: list[dict]) -> None:
+def write_report(rows: list[dict], soundness: list[dict], hostile: list[dict]) -> None:
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Reliability: fault injection against the command line",
@@ -219,11 +536,43 @@ def write_report(rows: list[dict], soundness: list[dict]) -> None:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        message = row["message"].replace("|", "/")
+        message = " ".join(row["message"].split()).replace("|", "/")
         if len(message) > 160:
             message = message[:157] + "..."
         lines.append(f"| {row['scenario']} | {row['exit_code']} | {message} | {'yes' if row['traceback'] else 'no'} | "
                      f"{', '.join(row['report_files']) or '-'} | {', '.join(row['leftover_temporaries']) or '-'} | {row['seconds']:.1f} |")
+    totals = {"files lost or overwritten that dpaudit did not write": sum(r["files_lost"] for r in hostile),
+              "silent exits": sum(r["silent"] for r in hostile), "wrong exit codes": sum(r["wrong_exit_code"] for r in hostile),
+              "tracebacks": sum(r["traceback"] for r in hostile), "orphans after SIGKILL": sum(r["orphans"] for r in hostile),
+              "other problems (layout, modes, warnings, repeated lines, long lines)": sum(bool(r["problems"]) for r in hostile)}
+    budget_peaks = [r["peak_memory_mib"] for r in hostile if r["budget_scenario"]]
+    lines += [
+        "",
+        "## The hostile tester's list",
+        "",
+        "Every case of the list \"the gate never loses a user's file and never passes silently\" (the number is the item",
+        "of that list), each a fresh `python -m dpaudit` process with the default limits (2 GiB of memory per process,",
+        "1800 s per gate entry, imports bounded by `--timeout`). *Expected* is the exit code (or set: refused or answered)",
+        "a correct tool gives; -9 is the SIGKILL sent by the benchmark. *Lost* counts user files deleted or changed;",
+        "*orphans* processes still running 10 s after SIGKILL of dpaudit; *peak* the largest resident set of dpaudit and",
+        "its descendants (`wait4`).",
+        "",
+        "| total | count |",
+        "|---|---|",
+        *[f"| {name} | {value} |" for name, value in totals.items()],
+        f"| peak memory of the budget scenarios (largest) | {max(budget_peaks, default=0):.0f} MiB |",
+        "",
+        "| scenario | exit | expected | silent | traceback | lost | orphans | peak MiB | problems | message | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in hostile:
+        message = " ".join(row["message"].split()).replace("|", "/").replace("`", "'")
+        if len(message) > 150:
+            message = message[:147] + "..."
+        lines.append(f"| {row['scenario']} | {row['exit_code']} | {', '.join(map(str, row['expected']))} | "
+                     f"{'YES' if row['silent'] else 'no'} | {'YES' if row['traceback'] else 'no'} | {row['files_lost']} | "
+                     f"{row['orphans']} | {row['peak_memory_mib']:.0f} | {', '.join(row['problems']) or '-'} | {message} | "
+                     f"{row['seconds']:.1f} |")
     lines += [
         "",
         "## Soundness with the global numpy.random state",
@@ -256,7 +605,8 @@ def write_report(rows: list[dict], soundness: list[dict]) -> None:
                              f"{m['peak_bytes'] / 2**20:.2f} | {m['seconds']:.2f} |")
         if (ROOT / "reports" / "optimal_memory.png").exists():
             lines += ["", "![peak memory of optimal against k](optimal_memory.png)"]
-    (ROOT / "reports" / "reliability.json").write_text(json.dumps({"scenarios": rows, "soundness": soundness}, indent=1) + "\n")
+    (ROOT / "reports" / "reliability.json").write_text(json.dumps({"scenarios": rows, "soundness": soundness, "hostile": hostile},
+                                                                  indent=1) + "\n")
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
 
@@ -264,6 +614,6 @@ def write_report(rows: list[dict], soundness: list[dict]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--render"]:  # rewrite the Markdown from the last run's JSON
         saved = json.loads((ROOT / "reports" / "reliability.json").read_text())
-        write_report(saved["scenarios"], saved["soundness"])
+        write_report(saved["scenarios"], saved["soundness"], saved.get("hostile", []))
     else:
         main()

@@ -1,38 +1,72 @@
-"""Atomic output: a failure or an interrupt never leaves a truncated file or a half-written report.
+"""Atomic output: a failure or an interrupt never leaves a truncated file or a half-written report, and
+never touches a file dpaudit did not write.
 
 Files are written to a temporary file in the target's directory and moved into place with
-``os.replace`` (atomic on POSIX and Windows). A report directory is built beside its target and swapped
-in; files of the previous report that the new one does not produce disappear with it (the report's
-manifest says which files are the tool's), while files the user put there are carried over.
+``os.replace`` (atomic on POSIX and Windows); a new file gets the permissions the umask allows (0666 &
+~umask), an existing one keeps its mode. A report directory is dpaudit's own: it is new (or empty) or
+carries the manifest (``manifest.json``, ``"written_by": "dpaudit"``) of an earlier report. Anything else
+is refused up front: a directory holding other files, a file, a symbolic link, the home directory, ``/``,
+the working directory or one of its parents. The report is built in a hidden directory inside the target
+and its files are moved in one by one while interrupts are held back; the target itself is never
+renamed, so a mount point or a directory in a read-only parent works. Files of the previous report that
+this one does not produce are removed only when the previous manifest names them and they are plain
+files matching the report's own names; a user's file is never deleted or overwritten.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_write_text", "atomic_write", "check_writable_file", "check_writable_directory", "building_directory",
-           "MANIFEST"]
+from .errors import ConfigError
+
+__all__ = ["atomic_write_text", "atomic_write", "check_writable_file", "check_writable_directory", "check_report_directory",
+           "report_directory", "file_mode", "MANIFEST", "WRITTEN_BY"]
 
 MANIFEST = "manifest.json"
+WRITTEN_BY = "dpaudit"
+_BUILDING = ".dpaudit-building-"
+_OWNER = ".owner"  # inside a build directory: the pid of the process building it
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode(existing: str | Path | None = None) -> int:
+    """The mode a written file gets: the existing file's (if any), else 0666 & ~umask."""
+    if existing is not None:
+        try:
+            return stat.S_IMODE(os.stat(existing).st_mode)
+        except OSError:
+            pass
+    return 0o666 & ~_umask()
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(temporary_path)`` and move the result onto ``path`` atomically; on any failure the
-    previous file (if any) is untouched and the temporary file is removed."""
+    previous file (if any) is untouched and the temporary file is removed. A new file's mode follows the
+    umask; an existing file keeps its mode. An empty result (a writer that failed silently) is an error."""
     target = Path(path)
     handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent if str(target.parent) else ".")
     os.close(handle)
     temporary = Path(name)
     try:
         write(temporary)
+        if temporary.stat().st_size == 0:
+            raise OSError(f"writing {target} produced an empty file (is the disk full?); the previous file is unchanged")
+        os.chmod(temporary, file_mode(target if target.exists() else None))
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
@@ -81,62 +115,149 @@ def _probe_directory(directory: Path, what: str, target: Path) -> None:
         raise type(exc)(f"cannot write the {what} to {target}: {directory} is not writable ({exc.strerror or exc})") from exc
 
 
-def _owned_files(directory: Path, patterns: tuple[str, ...]) -> set[str]:
-    """Names of the files in a previous report directory that the tool wrote (its manifest, or failing
-    that the tool's file-name patterns)."""
-    manifest = directory / MANIFEST
-    try:
-        names = json.loads(manifest.read_text())["files"]
-        return {str(name) for name in names} | {MANIFEST}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {p.name for pattern in patterns for p in directory.glob(pattern)} | {MANIFEST}
-
-
 @contextmanager
 def _interrupts_deferred() -> Iterator[None]:
-    """Block SIGINT (main thread, POSIX) while a few renames complete, so Ctrl-C cannot split them."""
+    """Block SIGINT and SIGTERM (main thread, POSIX) while a few renames complete, so an interrupt cannot split them."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def _refusal(target: Path) -> str | None:
+    """Why ``target`` may not be a report directory (None when it may)."""
+    text = str(target)
+    if os.path.islink(text.rstrip("/\\") or text):
+        return "it is a symbolic link (give the real directory)"
+    real = Path(os.path.realpath(target))
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if real == Path(real.anchor):
+        return "it is the root directory"
+    if real == home:
+        return "it is the home directory"
+    if real == cwd or real in cwd.parents:
+        return "it is the working directory" if real == cwd else "it contains the working directory"
+    if not real.exists():
+        return None
+    if not real.is_dir():
+        return "it exists and is not a directory"
+    present = sorted(entry.name for entry in real.iterdir() if not entry.name.startswith(_BUILDING))
+    if not present or _manifest(real) is not None:
+        return None
+    shown = ", ".join(f"{name}/" if (real / name).is_dir() else name for name in present[:8])
+    more = f" and {len(present) - 8} more" if len(present) > 8 else ""
+    return (f"it is not a dpaudit report directory (no {MANIFEST} written by dpaudit) and holds {shown}{more}; "
+            "give a new or empty directory")
+
+
+def check_report_directory(path: str | Path, patterns: tuple[str, ...], what: str = "report") -> Path:
+    """Raise ConfigError (naming the path and what is in the way) unless ``path`` may be used as dpaudit's
+    report directory; OSError when its parent cannot be created or written."""
+    target = Path(path)
+    reason = _refusal(target)
+    if reason is not None:
+        raise ConfigError(f"--{what} {target}: refused: {reason}")
+    if target.is_dir():
+        _probe_directory(target, what, target)
+    else:
+        check_writable_directory(target, what)
+    return target
+
+
+def _manifest(directory: Path) -> list[str] | None:
+    """The files a previous report in ``directory`` lists, when its manifest was written by dpaudit."""
+    try:
+        document = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict) or document.get("written_by") != WRITTEN_BY or not isinstance(document.get("files"), list):
+        return None
+    return [name for name in document["files"] if isinstance(name, str)]
+
+
+def _owned_files(directory: Path, patterns: tuple[str, ...]) -> set[str]:
+    """Names a previous report wrote, validated: plain names (no separator, no ``..``, not hidden) matching
+    the report's own file-name patterns, that are regular files (never a directory or a link)."""
+    owned = set()
+    for name in _manifest(directory) or []:
+        if not name or name != os.path.basename(name) or "/" in name or "\\" in name or name.startswith("."):
+            continue
+        if name == MANIFEST or not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
+            continue
+        try:
+            if stat.S_ISREG(os.lstat(directory / name).st_mode):
+                owned.add(name)
+        except OSError:
+            continue
+    return owned
+
+
+def _write_manifest(directory: Path, names: list[str]) -> None:
+    text = json.dumps({"written_by": WRITTEN_BY, "files": sorted(names)}, indent=1) + "\n"
+    atomic_write_text(directory / MANIFEST, text)
+
+
+def _remove_abandoned_builds(target: Path) -> None:
+    """Remove build directories a killed dpaudit left in ``target`` (their owner process is gone)."""
+    for build in target.glob(f"{_BUILDING}*"):
+        try:
+            owner = int((build / _OWNER).read_text())
+        except (OSError, ValueError):
+            continue  # not recognisably ours: left alone
+        if owner != os.getpid() and not _alive(owner) and not build.is_symlink():
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 @contextmanager
-def building_directory(target: str | Path, patterns: tuple[str, ...] = ("*",)) -> Iterator[Path]:
-    """Yield a fresh directory beside ``target`` to build a report in; on success write its manifest and
-    swap it in place of ``target``. Files in ``target`` that a previous report did not write are carried
-    over; files the previous report wrote and this one does not are removed. On failure ``target`` is
-    untouched and the build directory is removed."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix=f".{target.name}.building-", dir=target.parent))
+def report_directory(target: str | Path, patterns: tuple[str, ...]) -> Iterator[Path]:
+    """Yield a hidden build directory inside ``target`` (created if new); on success move the built files
+    into ``target``, remove the previous report's files this one does not produce, and write the manifest.
+    On failure or interrupt ``target`` keeps the previous report whole. Refuses (ConfigError) a target that
+    is not dpaudit's, and a built file whose name a user's file already has."""
+    target = check_report_directory(target, patterns)
+    created = not target.exists()
+    if created:
+        target.mkdir(parents=True)  # 0777 & ~umask
+    _remove_abandoned_builds(target)
+    build = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=target))
+    (build / _OWNER).write_text(f"{os.getpid()}\n")
     try:
         yield build
-        produced = sorted(p.name for p in build.iterdir())
-        (build / MANIFEST).write_text(json.dumps({"files": produced}, indent=1) + "\n")
+        produced = sorted(p.name for p in build.iterdir() if p.is_file() and p.name != MANIFEST and not p.name.startswith("."))
+        owned = _owned_files(target, patterns)
+        foreign = [name for name in produced if os.path.lexists(target / name) and name not in owned]
+        if foreign:
+            raise ConfigError(f"--report {target}: refused: {', '.join(foreign)} already exist(s) there and dpaudit did not "
+                              "write them; the report was not written (move them away or choose another directory)")
+        with _interrupts_deferred():
+            _write_manifest(target, sorted(owned | set(produced)))  # a kill between the moves still knows every file
+            for name in produced:
+                os.chmod(build / name, file_mode(target / name if name in owned else None))
+                os.replace(build / name, target / name)
+            for name in sorted(owned - set(produced)):
+                (target / name).unlink(missing_ok=True)
+            _write_manifest(target, produced)
     except BaseException:
         shutil.rmtree(build, ignore_errors=True)
+        if created:
+            try:
+                target.rmdir()  # only when still empty
+            except OSError:
+                pass
         raise
-    if not target.exists():
-        os.replace(build, target)
-        return
-    owned = _owned_files(target, patterns)
-    backup = Path(tempfile.mkdtemp(prefix=f".{target.name}.previous-", dir=target.parent))
-    previous = backup / "report"
-    with _interrupts_deferred():
-        os.replace(target, previous)
-        try:
-            os.replace(build, target)
-        except BaseException:
-            os.replace(previous, target)
-            shutil.rmtree(build, ignore_errors=True)
-            shutil.rmtree(backup, ignore_errors=True)
-            raise
-        for entry in previous.iterdir():  # the user's own files stay where they were
-            if entry.name not in owned and not (target / entry.name).exists():
-                os.replace(entry, target / entry.name)
-    shutil.rmtree(backup, ignore_errors=True)
+    shutil.rmtree(build, ignore_errors=True)

@@ -1,4 +1,8 @@
-"""Import user objects named "package.module:attribute" (mechanisms, neighbour lists)."""
+"""Import user objects named "package.module:attribute" (mechanisms, neighbour lists).
+
+An import runs user code: inside an isolated child (``dpaudit._isolation``) it is a named phase with its
+own deadline; a module that calls ``sys.exit`` at import is a MechanismError (user code that failed), never
+the end of the process."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import os
 import sys
 from typing import Any
 
+from ._isolation import phase
 from .errors import InvalidArgument, MechanismError
 
 __all__ = ["load_object", "load_pairs", "pairs_from"]
@@ -28,7 +33,11 @@ def load_object(spec: str, name: str = "mechanism", base: str | os.PathLike | No
     module_name, attribute = spec.split(":")
     _importable_first(([os.path.abspath(base)] if base is not None else []) + [os.getcwd()])
     try:
-        value: Any = importlib.import_module(module_name)
+        with phase(f"importing module {module_name!r} ({name}={spec!r})", bounded=True):
+            value: Any = importlib.import_module(module_name)
+    except SystemExit as exc:
+        raise MechanismError(f"{name}={spec!r}: importing {module_name!r} called sys.exit({exc.code!r}); a module may not "
+                             "end the process") from None
     except Exception as exc:
         raise InvalidArgument(name, f"{name}={spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from exc
     for part in attribute.split("."):

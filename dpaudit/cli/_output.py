@@ -7,9 +7,21 @@ import sys
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..reporting import to_json
+from ..reporting import to_json, visible
 
-__all__ = ["emit", "json_argument", "positive_seconds", "sample_count"]
+__all__ = ["emit", "json_argument", "positive_seconds", "sample_count", "capped_workers"]
+
+
+def capped_workers(workers: int | None) -> int | None:
+    """``--workers`` capped at a few per core (dpaudit._limits.cap_workers), with the note on stderr."""
+    from .._limits import cap_workers
+
+    if workers is not None and workers < 1:
+        raise InvalidArgument("workers", f"--workers={workers} must be >= 1")
+    capped, note = cap_workers(workers)
+    if note:
+        print(note.replace("workers =", "--workers"), file=sys.stderr)
+    return capped
 
 
 def json_argument(text: str, name: str) -> Any:
@@ -21,7 +33,9 @@ def json_argument(text: str, name: str) -> Any:
 
 
 def emit(payload: dict[str, Any], summary: str, as_json: bool) -> None:
-    """Print ``payload`` as JSON on stdout and ``summary`` on stderr, or just ``summary`` on stdout."""
+    """Print ``payload`` as JSON on stdout and ``summary`` on stderr, or just ``summary`` on stdout. Each
+    line of the summary has its control characters shown as escapes (names and events come from users)."""
+    summary = "\n".join(visible(line) for line in summary.split("\n"))
     if as_json:
         print(to_json(payload))
         print(summary, file=sys.stderr)

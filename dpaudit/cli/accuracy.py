@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from .._isolation import phase
 from .._loading import load_object
 from ..errors import InvalidArgument
-from ._output import emit, json_argument, sample_count
+from ._output import emit, json_argument, positive_seconds, sample_count
 
 __all__ = ["register"]
 
@@ -21,6 +22,11 @@ def _example(name: str):
 
 
 def _run(args: argparse.Namespace) -> int:
+    with phase(f"checking the accuracy of {args.mechanism or args.example!r}"):
+        return _accuracy(args)
+
+
+def _accuracy(args: argparse.Namespace) -> int:
     from ..auditor import check_accuracy
 
     if (args.mechanism is None) == (args.example is None):
@@ -54,4 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="time limit of the whole command, imports included (default: none; an import alone at most 300 s)")
     p.set_defaults(handler=_run)

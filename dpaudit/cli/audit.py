@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 
+from .._isolation import phase
 from .._loading import load_object, load_pairs
 from ..errors import InvalidArgument
-from ._output import emit, json_argument, sample_count
+from ._output import capped_workers, emit, json_argument, positive_seconds, sample_count
 
 __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
+    with phase(f"auditing mechanism {args.mechanism!r}"):
+        return _audit(args)
+
+
+def _audit(args: argparse.Namespace) -> int:
     from ..auditor import audit, search_pairs, statdp_query_pairs
 
     mechanism = load_object(args.mechanism, "mechanism")
+    args.workers = capped_workers(args.workers)
     common = dict(epsilon=args.epsilon, delta=0.0 if args.delta is None else args.delta, samples=args.samples,
                   confidence_level=args.confidence_level, seed=args.seed, workers=args.workers, scheduler=args.scheduler)
     given = [flag for flag, value in (("--d/--d-prime", args.d is not None or args.d_prime is not None),
@@ -79,8 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=sample_count, default=1_000_000, help="runs per input (default 10^6; 1e6 and 1_000_000 work)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores; at most 4 per core)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the blocks on a Dask cluster, e.g. tcp://host:8786 (default: $DPAUDIT_SCHEDULER; same numbers as locally)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="time limit of the whole command, imports included (default: none; an import alone at most 300 s)")
     p.set_defaults(handler=_run)

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from ..accountant.per_step import PER_STEP_THEOREMS
+from ..accountant import PER_STEP_THEOREMS
 from ..errors import InvalidArgument
 from ..reporting import format_number, format_table, to_json
 
@@ -265,6 +265,8 @@ def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: 
 def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, neighbouring: str) -> None:
     import matplotlib
 
+    from .._io import atomic_write
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
@@ -286,8 +288,10 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:  # atomically: a full disk leaves no partial (or empty) PNG
+        atomic_write(path, lambda temporary: fig.savefig(temporary, dpi=120, format="png"))
+    finally:
+        plt.close(fig)
 
 
 def _dpsgd(args: argparse.Namespace) -> int:

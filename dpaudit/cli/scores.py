@@ -16,7 +16,7 @@ __all__ = ["register"]
 
 def _run(args: argparse.Namespace) -> int:
     from ..auditor.score_files import read_score_file
-    from ..auditor.scores import audit_one_run, audit_scores
+    from ..auditor import audit_one_run, audit_scores
     from ..errors import InvalidArgument
 
     data = read_score_file(args.file, args.score_column, args.label_column)

@@ -5,8 +5,9 @@
 seed = 0
 false_alarm_rate = 0.01      # optional: bound on the whole gate's false-alarm probability, split over all checks
 samples = 1_000_000          # default for audits
-workers = 2                  # default: all cores
-timeout = 600                # optional: default per-entry time limit in seconds (an entry may set its own)
+workers = 2                  # default: all cores (at most 4 per core)
+timeout = 600                # per-entry time limit in seconds (an entry may set its own); default 1800
+memory_limit = "4GiB"        # memory per process of an entry (and of its workers); default 2GiB; "none": no limit
 
 [[audit]]
 name = "laplace-count"
@@ -56,8 +57,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._loading import load_object, pairs_from
+from .._limits import DEFAULT_MEMORY_LIMIT, parse_memory
+from .._loading import pairs_from
 from ..errors import ConfigError, DPAuditError
+from .score_audit import parse_score_audit
+from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_timeout
 
 __all__ = ["GateSettings", "AuditSpec", "AccuracySpec", "BudgetSpec", "GateConfig", "load_config"]
 
@@ -71,6 +75,7 @@ class GateSettings:
     confidence_level: float = 0.99
     workers: int | None = None
     timeout: float | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
 
 
 @dataclass(frozen=True)
@@ -146,71 +151,7 @@ class GateConfig:
         return len(self.audits) + len(self.accuracy) + len(self.score_audits)
 
 
-class _Entry:
-    """Typed access to one table of the config; every error names file, entry and key."""
-
-    def __init__(self, path: str, section: str, index: int | None, table: Any, allowed: set[str]) -> None:
-        self.path, self.section, self.index = path, section, index
-        if not isinstance(table, dict):
-            raise self.error(None, f"must be a table, got {type(table).__name__}")
-        self.table = table
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise self.error(unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
-
-    @property
-    def label(self) -> str:
-        if self.index is None:
-            return f"[{self.section}]"
-        name = self.table.get("name") if isinstance(self.table, dict) else None
-        return f"[[{self.section}]] #{self.index + 1}" + (f" ({name!r})" if isinstance(name, str) else "")
-
-    def error(self, key: str | None, message: str) -> ConfigError:
-        where = f"{self.path}: {self.label}" + (f", key {key!r}" if key else "")
-        return ConfigError(f"{where}: {message}")
-
-    def has(self, key: str) -> bool:
-        return key in self.table
-
-    def get(self, key: str, kind: type | tuple, default: Any = ..., *, check=None, rule: str = "") -> Any:
-        if key not in self.table:
-            if default is ...:
-                raise self.error(key, "is required")
-            return default
-        value = self.table[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if isinstance(value, bool) and bool not in kinds:
-            raise self.error(key, f"must be {' or '.join(k.__name__ for k in kinds)}, got a boolean")
-        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if int in kinds and float not in kinds and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if not isinstance(value, kinds):
-            raise self.error(key, f"must be {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__} {value!r}")
-        if check is not None and not check(value):
-            raise self.error(key, f"{value!r} must be {rule}")
-        return value
-
-    def load(self, key: str) -> Any:
-        spec = self.get(key, str)
-        try:
-            return load_object(spec, key, Path(self.path).parent)
-        except DPAuditError as exc:
-            raise self.error(key, str(exc)) from exc
-
-
-_EPSILON = dict(check=lambda v: math.isfinite(v) and v >= 0, rule=">= 0 and finite")
-_DELTA = dict(check=lambda v: 0 <= v < 1, rule="in [0, 1)")
-_CONFIDENCE = dict(check=lambda v: 0 < v < 1, rule="in (0, 1)")
-_POSITIVE_INT = dict(check=lambda v: v >= 1, rule="a positive integer")
-_TIMEOUT = dict(check=lambda v: math.isfinite(v) and v > 0, rule="> 0 seconds and finite")
-
-
-def _timeout(entry: _Entry, settings: GateSettings | None) -> float | None:
-    return entry.get("timeout", float, settings.timeout if settings is not None else None, **_TIMEOUT)
-
-
-def _example(entry: _Entry) -> Any:
+def _example(entry: Table) -> Any:
     from ..mechanisms import examples
 
     name = entry.get("example", str)
@@ -220,7 +161,7 @@ def _example(entry: _Entry) -> Any:
     return found[name]
 
 
-def _pairs(entry: _Entry, example: Any) -> tuple[tuple[Any, Any], ...]:
+def _pairs(entry: Table, example: Any) -> tuple[tuple[Any, Any], ...]:
     given = [key for key in ("neighbours", "d") if entry.has(key)]
     if entry.has("d_prime") and not entry.has("d"):
         raise entry.error("d", "is required with d_prime")
@@ -248,7 +189,7 @@ def _pairs(entry: _Entry, example: Any) -> tuple[tuple[Any, Any], ...]:
     raise entry.error("neighbours", "is required (or d and d_prime, or example)")
 
 
-def _mechanism(entry: _Entry) -> tuple[Any, Any, str]:
+def _mechanism(entry: Table) -> tuple[Any, Any, str]:
     if entry.has("example") == entry.has("mechanism"):
         raise entry.error("mechanism", "give exactly one of mechanism = 'module:callable' or example = 'name'")
     if entry.has("example"):
@@ -261,7 +202,7 @@ def _mechanism(entry: _Entry) -> tuple[Any, Any, str]:
 
 
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
-    entry = _Entry(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
+    entry = Table(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
                                                    "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
@@ -278,19 +219,19 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         mechanism=mechanism,
         pairs=() if callable(pairs) else pairs,
         neighbours=pairs if callable(pairs) else None,
-        epsilon=entry.get("epsilon", float, **_EPSILON) if (entry.has("epsilon") or example is None) else example.mechanism.privacy.epsilon,
-        delta=entry.get("delta", float, example.mechanism.privacy.delta if example is not None else 0.0, **_DELTA),
+        epsilon=entry.get("epsilon", float, **EPSILON) if (entry.has("epsilon") or example is None) else example.mechanism.privacy.epsilon,
+        delta=entry.get("delta", float, example.mechanism.privacy.delta if example is not None else 0.0, **DELTA),
         samples=entry.get("samples", int, settings.samples, check=lambda v: v >= 200, rule=">= 200"),
-        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
-        top=entry.get("top", int, 3, **_POSITIVE_INT),
+        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
+        top=entry.get("top", int, 3, **POSITIVE_INT),
         source=source,
-        timeout=_timeout(entry, settings),
+        timeout=entry_timeout(entry, settings),
         claim=claim,
         curve=curve,
     )
 
 
-def _claim(entry: _Entry) -> Any:
+def _claim(entry: Table) -> Any:
     """``claim``: a GDP mu (number), an event tree written as its repr (string, parsed safely), or a table
     {epsilon, delta} (a Guarantee); None when absent."""
     if not entry.has("claim"):
@@ -324,7 +265,7 @@ def _claim(entry: _Entry) -> Any:
 
 
 def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> AccuracySpec:
-    entry = _Entry(path, "accuracy", index, table, {"name", "mechanism", "example", "data", "beta", "alpha", "error",
+    entry = Table(path, "accuracy", index, table, {"name", "mechanism", "example", "data", "beta", "alpha", "error",
                                                       "samples", "confidence_level", "timeout"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
@@ -335,7 +276,7 @@ def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> Accu
         data = example.data
     else:
         raise entry.error("data", "is required (or example)")
-    alpha = entry.get("alpha", float, None, **_EPSILON)
+    alpha = entry.get("alpha", float, None, **EPSILON)
     error = entry.load("error") if entry.has("error") else None
     if alpha is None and not callable(getattr(mechanism, "accuracy", None)):
         raise entry.error("alpha", "is required: the mechanism has no .accuracy(beta) theorem")
@@ -345,28 +286,28 @@ def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> Accu
         name=name, mechanism=mechanism, data=data,
         beta=entry.get("beta", float, 0.05, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
         alpha=alpha, error=error,
-        samples=entry.get("samples", int, settings.accuracy_samples, **_POSITIVE_INT),
-        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
+        samples=entry.get("samples", int, settings.accuracy_samples, **POSITIVE_INT),
+        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         source=source,
-        timeout=_timeout(entry, settings),
+        timeout=entry_timeout(entry, settings),
     )
 
 
 _BUDGET_KEYS = {
-    "composition": {"epsilon": (float, _EPSILON), "k": (int, _POSITIVE_INT), "delta": (float, _DELTA),
+    "composition": {"epsilon": (float, EPSILON), "k": (int, POSITIVE_INT), "delta": (float, DELTA),
                     "theorem": (str, dict(check=lambda v: v in ("basic", "advanced", "optimal"), rule="basic, advanced or optimal")),
-                    "step_delta": (float, _DELTA),
+                    "step_delta": (float, DELTA),
                     "sampling_probability": (float, dict(check=lambda v: 0 < v <= 1, rule="in (0, 1]"))},
     "dpsgd": {"noise_multiplier": (float, dict(check=lambda v: math.isfinite(v) and v > 0, rule="> 0")),
               "sampling_probability": (float, dict(check=lambda v: 0 < v <= 1, rule="in (0, 1]")),
-              "steps": (int, _POSITIVE_INT), "delta": (float, _DELTA),
+              "steps": (int, POSITIVE_INT), "delta": (float, DELTA),
               "accountant": (str, dict(check=lambda v: v in ("pld", "rdp"), rule="pld or rdp")),
               "neighbouring": (str, dict(check=lambda v: v in ("add_remove", "replace_one"), rule="add_remove or replace_one"))},
     # any event tree written as its repr, e.g. "SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)"
     "event": {"event": (str, {}),
               "accountant": (str, dict(check=lambda v: v in ("pld", "rdp", "zcdp"), rule="pld, rdp or zcdp")),
               "neighbouring": (str, dict(check=lambda v: v in ("add_remove", "replace_one"), rule="add_remove or replace_one")),
-              "delta": (float, _DELTA), "epsilon": (float, _EPSILON)},
+              "delta": (float, DELTA), "epsilon": (float, EPSILON)},
 }
 _BUDGET_REQUIRED = {"composition": ("epsilon", "k", "delta"), "dpsgd": ("noise_multiplier", "sampling_probability", "steps", "delta"),
                     "event": ("event",)}
@@ -377,7 +318,7 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
     kind = table.get("kind", default_kind) if isinstance(table, dict) else None
     keys = _BUDGET_KEYS.get(kind, {}) if isinstance(kind, str) else {}
     extra = {"max_delta"} if kind == "event" else set()
-    entry = _Entry(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys, *extra})
+    entry = Table(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys, *extra})
     name = entry.get("name", str)
     if kind not in _BUDGET_KEYS:
         raise entry.error("kind", f"{kind!r} must be one of {sorted(_BUDGET_KEYS)}")
@@ -387,11 +328,11 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
             parameters[key] = entry.get(key, kind_type, **rule)
     if kind == "event":
         return _event_budget(entry, name, parameters, settings)
-    max_epsilon = entry.get("max_epsilon", float, **_EPSILON)
-    return BudgetSpec(name, kind, max_epsilon, parameters, timeout=_timeout(entry, settings))
+    max_epsilon = entry.get("max_epsilon", float, **EPSILON)
+    return BudgetSpec(name, kind, max_epsilon, parameters, timeout=entry_timeout(entry, settings))
 
 
-def _event_budget(entry: _Entry, name: str, parameters: dict[str, Any], settings: GateSettings | None) -> BudgetSpec:
+def _event_budget(entry: Table, name: str, parameters: dict[str, Any], settings: GateSettings | None) -> BudgetSpec:
     """A budget over any event tree: max_epsilon at delta, or max_delta at epsilon; the event string is
     parsed safely (never evaluated) and must be supported by the chosen accountant."""
     from ..events_parser import EventParseError, parse_event
@@ -408,13 +349,13 @@ def _event_budget(entry: _Entry, name: str, parameters: dict[str, Any], settings
             raise entry.error("delta", "is required with max_epsilon")
         if entry.has("epsilon"):
             raise entry.error("epsilon", "is not used with max_epsilon (give delta)")
-        max_epsilon, max_delta = entry.get("max_epsilon", float, **_EPSILON), None
+        max_epsilon, max_delta = entry.get("max_epsilon", float, **EPSILON), None
     else:
         if not entry.has("epsilon"):
             raise entry.error("epsilon", "is required with max_delta")
         if entry.has("delta"):
             raise entry.error("delta", "is not used with max_delta (give epsilon)")
-        max_epsilon, max_delta = None, entry.get("max_delta", float, **_DELTA)
+        max_epsilon, max_delta = None, entry.get("max_delta", float, **DELTA)
     from ..accountant import PLDAccountant, RDPAccountant, ZCDPAccountant
 
     accountant_name = parameters.get("accountant", "pld")
@@ -425,20 +366,27 @@ def _event_budget(entry: _Entry, name: str, parameters: dict[str, Any], settings
             accountant.compose(event)
         except DPAuditError as exc:
             raise entry.error("accountant", f"{accountant_name!r} cannot account for this event: {exc}") from None
-    return BudgetSpec(name, "event", max_epsilon, parameters, timeout=_timeout(entry, settings), max_delta=max_delta)
+    return BudgetSpec(name, "event", max_epsilon, parameters, timeout=entry_timeout(entry, settings), max_delta=max_delta)
 
 
 def _settings(path: str, table: Any) -> GateSettings:
-    entry = _Entry(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers",
-                                                 "timeout"})
+    entry = Table(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers",
+                                                 "timeout", "memory_limit"})
+    memory_limit = DEFAULT_MEMORY_LIMIT
+    if entry.has("memory_limit"):
+        try:
+            memory_limit = parse_memory(entry.table["memory_limit"])
+        except DPAuditError as exc:
+            raise entry.error("memory_limit", str(exc)) from None
     return GateSettings(
         seed=entry.get("seed", int, 0, check=lambda v: v >= 0, rule=">= 0"),
         false_alarm_rate=entry.get("false_alarm_rate", float, None, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
         samples=entry.get("samples", int, 1_000_000, check=lambda v: v >= 200, rule=">= 200"),
-        accuracy_samples=entry.get("accuracy_samples", int, 100_000, **_POSITIVE_INT),
-        confidence_level=entry.get("confidence_level", float, 0.99, **_CONFIDENCE),
-        workers=entry.get("workers", int, None, **_POSITIVE_INT),
-        timeout=entry.get("timeout", float, None, **_TIMEOUT),
+        accuracy_samples=entry.get("accuracy_samples", int, 100_000, **POSITIVE_INT),
+        confidence_level=entry.get("confidence_level", float, 0.99, **CONFIDENCE),
+        workers=entry.get("workers", int, None, **POSITIVE_INT),
+        timeout=entry.get("timeout", float, None, **TIMEOUT),
+        memory_limit=memory_limit,
     )
 
 
@@ -465,8 +413,6 @@ def load_config(path: str | Path) -> GateConfig:
     audits = tuple(_audit(label, i, t, settings) for i, t in enumerate(document.get("audit", [])))
     accuracy = tuple(_accuracy(label, i, t, settings) for i, t in enumerate(document.get("accuracy", [])))
     budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
-    from .score_audit import parse_score_audit
-
     score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
     names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits)]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..stats import clopper_pearson_lower
 from .config import AuditSpec
+from .seeds import entry_seed
 
 __all__ = ["curve_entry", "baseline_mu_upper"]
 
@@ -48,8 +49,6 @@ def _run(spec: AuditSpec, alpha: float, seed: int, workers: int | None, **extra:
 
 
 def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None) -> dict[str, Any]:
-    from .runner import _entry_seed
-
     if record is None:
         return {"status": "no baseline entry"}
     if record.get("mode") != "curve" or not record.get("witness") or "count_alpha" not in record:
@@ -57,7 +56,7 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     upper = baseline_mu_upper(record, alpha / 2.0)
     if not math.isfinite(upper):
         return {"status": "baseline test too extreme to compare", "baseline_upper": upper}
-    again = _run(spec, alpha / 2.0, _entry_seed(seed, spec.name + "/regression"), workers, witness=record["witness"])
+    again = _run(spec, alpha / 2.0, entry_seed(seed, spec.name + "/regression"), workers, witness=record["witness"])
     now = max((point.mu_bound for point in again.points), default=0.0)
     regressed = now > upper
     return {"status": "REGRESSION" if regressed else "ok", "regressed": regressed,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .isolation import HEARTBEAT_SECONDS, EntryError, run_isolated
+from .._isolation import HEARTBEAT_SECONDS, IsolatedError, phase, run_isolated
 
 __all__ = ["Job", "LocalEntries", "ClusterEntries", "entry_executor"]
 
@@ -28,6 +28,13 @@ class Job:
     arguments: tuple
     timeout: float | None
     handle: Any = None
+    memory_limit: int | None = None
+    what: str = ""  # what runs, for messages: the entry and its mechanism
+
+
+def _named(what: str, function: Callable[..., Any], arguments: tuple) -> Any:
+    with phase(what):
+        return function(*arguments)
 
 
 class LocalEntries:
@@ -47,13 +54,15 @@ class LocalEntries:
     def submit(self, job: Job) -> Job:
         return job
 
-    def wait(self, job: Job) -> tuple[Any, EntryError | None, float]:
+    def wait(self, job: Job) -> tuple[Any, IsolatedError | None, float]:
         label = f"{job.kind} {job.name!r}"
         beat = (lambda elapsed: self.heartbeat(label, elapsed)) if self.heartbeat else None
         began = time.perf_counter()
         try:
-            return run_isolated(job.function, job.arguments, timeout=job.timeout, heartbeat=beat), None, time.perf_counter() - began
-        except EntryError as error:
+            value = run_isolated(_named, (job.what or label, job.function, job.arguments), timeout=job.timeout, heartbeat=beat,
+                                 memory_limit=job.memory_limit)
+            return value, None, time.perf_counter() - began
+        except IsolatedError as error:
             return None, error, time.perf_counter() - began
 
 
@@ -80,7 +89,7 @@ class ClusterEntries:
         job.handle = self.client.submit(job.function, *job.arguments, pure=False, key=f"dpaudit-{job.kind}-{job.name}-{time.time_ns()}")
         return job
 
-    def wait(self, job: Job) -> tuple[Any, EntryError | None, float]:
+    def wait(self, job: Job) -> tuple[Any, IsolatedError | None, float]:
         from ..auditor.dask_backend import _explain
 
         began = time.perf_counter()
@@ -94,13 +103,13 @@ class ClusterEntries:
                 elapsed = time.perf_counter() - began
                 if job.timeout is not None and elapsed >= job.timeout:
                     self._stop(job)
-                    return None, EntryError("timeout", "TimeoutError", f"did not finish within its timeout of {job.timeout:g} s "
+                    return None, IsolatedError("timeout", "TimeoutError", f"did not finish within its timeout of {job.timeout:g} s "
                                             "on the cluster; the task was cancelled and its worker restarted"), elapsed
                 if self.heartbeat:
                     self.heartbeat(label, elapsed)
             except Exception as exc:  # noqa: BLE001 - the entry's own failure
                 error = _explain(exc)
-                return None, EntryError("error", type(error).__name__, str(error)), time.perf_counter() - began
+                return None, IsolatedError("error", type(error).__name__, str(error)), time.perf_counter() - began
 
     def _stop(self, job: Job) -> None:
         key = job.handle.key

@@ -7,9 +7,11 @@ that an unchanged, correct configuration fails is at most the reported ``false_a
 sum of the a_i (union bound). With a baseline, an audit's a_i is split in half between its violation
 test and its regression test, and accuracy checks are corrected together with Holm's method.
 
-Containment. Every entry runs in its own child process (``isolation.py``): an entry that raises, crashes
-or exceeds its ``timeout`` is reported as an ERROR with its file, name and the exception, and the other
-entries still run; the false-alarm split does not change (an entry that errs simply certifies nothing).
+Containment. Every entry runs in its own child process (``dpaudit._isolation``): an entry that raises,
+exits, crashes, exceeds its ``timeout`` (default ``DEFAULT_ENTRY_TIMEOUT`` = 1800 s) or its memory limit
+(``[gate] memory_limit``, default 2 GiB per process) is reported as an ERROR with its file, name and the
+exception, and the other entries still run; the false-alarm split does not change (an entry that errs
+simply certifies nothing).
 
 Regression. The baseline records each audit's witness event and certification counts. The new run
 certifies a lower bound L on that same event's privacy loss (fresh samples), and the baseline counts
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import math
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,11 +34,14 @@ from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
+from .curve_entries import curve_entry
 from .executors import Job, entry_executor
-from .isolation import EntryError
+from .._isolation import IsolatedError
+from .._limits import DEFAULT_ENTRY_TIMEOUT
 from .score_audit import run_score_audit
+from .seeds import entry_seed
 
-__all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
+__all__ = ["GateResult", "BaselineError", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
 
 @dataclass
@@ -91,11 +95,6 @@ class GateResult:
                            **({"score_audits": self.score_audits} if self.score_audits else {})})
 
 
-def _entry_seed(seed: int, name: str) -> int:
-    """A seed per entry derived from the gate seed and the entry's name (stable under reordering)."""
-    return int(np.random.SeedSequence(seed, spawn_key=(7, zlib.crc32(name.encode()))).generate_state(1)[0])
-
-
 def baseline_upper_bound(record: dict[str, Any], alpha: float) -> float:
     """Upper confidence bound (level 1 - alpha) on the baseline witness's privacy loss ln((p - delta)/q),
     from the baseline's certification counts; inf when the event was never seen under the denominator."""
@@ -130,11 +129,34 @@ def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, ke
     return found.result, found.pair
 
 
-def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None) -> dict[str, Any]:
+class BaselineError(ConfigError):
+    """A baseline record that cannot belong to this entry (the baseline's fault, not the mechanism's)."""
+
+
+def _widths(value: Any) -> set[int]:
+    """Output widths a witness event is written for (every ``width``, and the length of every ``weights``
+    vector of a linear score, in its description)."""
+    if isinstance(value, dict):
+        own = {value["width"]} if isinstance(value.get("width"), int) else set()
+        if isinstance(value.get("weights"), list):
+            own.add(len(value["weights"]))
+        return own.union(*(_widths(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_widths(v) for v in value))
+    return set()
+
+
+def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None,
+                result: Any = None) -> dict[str, Any]:
     if record is None:
         return {"status": "no baseline entry"}
     if not record.get("witness"):
         return {"status": "baseline has no witness event"}
+    old, new = _widths(record["witness"]), _widths(getattr(result, "witness", None))
+    if old and new and old != new:
+        raise BaselineError(f"baseline: audit {spec.name!r}: its witness event is for outputs of width "
+                            f"{', '.join(map(str, sorted(old)))}, this mechanism's outputs have width "
+                            f"{', '.join(map(str, sorted(new)))}: it was written for another mechanism")
     index = _pair_index(spec.pairs, (record["pair"][0], record["pair"][1])) if record.get("pair") else 0
     if index is None:
         return {"status": "the baseline's pair is not among this entry's neighbours"}
@@ -143,7 +165,7 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
         return {"status": "baseline event too rare to compare", "baseline_upper": upper}
     d, d_prime = spec.pairs[index]
     again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
-                  seed=_entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
+                  seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
                   direction=record.get("direction"), workers=workers, scheduler=False)
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
@@ -272,7 +294,7 @@ class EntryReport:
     row: dict[str, Any]
 
 
-def _error_row(kind: str, spec: Any, error: EntryError, seconds: float, alpha: float | None = None) -> dict[str, Any]:
+def _error_row(kind: str, spec: Any, error: IsolatedError, seconds: float, alpha: float | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {"name": spec.name, "kind": kind, "passed": False, "status": "ERROR", "error": error.to_dict(),
                            "seconds": seconds, "source": getattr(spec, "source", None)}
     if kind == "audit":
@@ -291,21 +313,28 @@ def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, s
                  record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
     spec = spec.resolved()
     if spec.audits_curve():
-        from .curve_entries import curve_entry
-
         return curve_entry(spec, share, alpha, entry_seed, seed, workers, record, with_baseline)
     result, pair = _run_audit(spec, share, entry_seed, workers, keep)
-    regression = _regression(spec, record, share, seed, workers) if with_baseline else None
+    regression = _regression(spec, record, share, seed, workers, result) if with_baseline else None
     return _audit_row(spec, result, pair, regression, alpha), result
 
 
 def _accuracy_entry(spec: AccuracySpec, alpha: float, seed: int) -> Any:
     return check_accuracy(spec.mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
-                          confidence_level=1.0 - alpha, seed=_entry_seed(seed, spec.name), name=spec.name)
+                          confidence_level=1.0 - alpha, seed=entry_seed(seed, spec.name), name=spec.name)
 
 
 def _budget_entry(spec: BudgetSpec, keep: bool) -> tuple[dict[str, Any], Any]:
     return evaluate_budget(spec), (budget_curve(spec) if keep else None)
+
+
+def _some(names: Any, shown: int = 5) -> str:
+    """A few names for a message (a foreign baseline may hold thousands), each shortened and made visible."""
+    from ..reporting import visible
+
+    ordered = sorted(map(str, names))
+    text = ", ".join(visible(name if len(name) <= 60 else name[:57] + "...") for name in ordered[:shown])
+    return text + (f" and {len(ordered) - shown} more" if len(ordered) > shown else "")
 
 
 def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> dict[str, dict[str, Any]]:
@@ -316,20 +345,23 @@ def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> di
     records = {row.get("name"): row for row in baseline["audits"] if isinstance(row, dict)}
     names = {spec.name for spec in config.audits}
     if config.audits and not names & set(records):
-        raise ConfigError(f"baseline: none of its audits ({', '.join(sorted(map(str, records))) or 'none'}) matches an "
-                          f"[[audit]] entry of {config.path} ({', '.join(sorted(names))}); was it written for another config?")
+        raise ConfigError(f"baseline: none of its audits ({_some(records) or 'none'}) matches an "
+                          f"[[audit]] entry of {config.path} ({_some(names)}); was it written for another config?")
     return records
 
 
 def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed: int | None = None,
              keep_details: bool = False, timeout: float | None = None,
              on_entry: Callable[[EntryReport], None] | None = None,
-             heartbeat: Callable[[str, float], None] | None = None, scheduler: Any = None) -> GateResult:
+             heartbeat: Callable[[str, float], None] | None = None, scheduler: Any = None,
+             memory_limit: int | None | str = "config") -> GateResult:
     """Run every entry of ``config``; ``baseline`` is a previous run's ``to_dict()`` (for regressions).
 
     Each entry runs isolated (a child process here, or one task on the Dask cluster named by ``scheduler``
-    or $DPAUDIT_SCHEDULER), with its own ``timeout`` (else ``timeout`` here); ``on_entry`` is called as
-    each entry finishes and ``heartbeat(label, seconds)`` about every 10 s while one runs.
+    or $DPAUDIT_SCHEDULER), with its own ``timeout`` (else ``timeout`` here, else DEFAULT_ENTRY_TIMEOUT) and
+    at most ``memory_limit`` bytes per process (default: the config's ``[gate] memory_limit``; None: no
+    limit); ``on_entry`` is called as each entry finishes and ``heartbeat(label, seconds)`` about every 10 s
+    while one runs.
     """
     started = time.perf_counter()
     settings = config.settings
@@ -349,15 +381,18 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
         if on_entry is not None:
             on_entry(EntryReport(kind, position, total, row))
 
+    memory = settings.memory_limit if memory_limit == "config" else memory_limit
     with entry_executor(scheduler, heartbeat) as executor:
         workers = executor.workers_per_entry or settings.workers
 
         def job(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> Job:
-            limit = spec.timeout if getattr(spec, "timeout", None) is not None else timeout
-            return executor.submit(Job(kind, spec.name, function, arguments, limit))
+            limit = spec.timeout if getattr(spec, "timeout", None) is not None else (timeout or DEFAULT_ENTRY_TIMEOUT)
+            source = getattr(spec, "source", None) if kind in ("audit", "accuracy") else None
+            what = f"running {kind} {spec.name!r}" + (f" (mechanism {source})" if source else "")
+            return executor.submit(Job(kind, spec.name, function, arguments, limit, memory_limit=memory, what=what))
 
         audit_jobs = [job("audit", spec, _audit_entry, (spec, alpha / 2.0 if baseline is not None else alpha, alpha,
-                                                          _entry_seed(seed, spec.name), seed, workers, keep_details,
+                                                          entry_seed(seed, spec.name), seed, workers, keep_details,
                                                           records.get(spec.name), baseline is not None))
                       for spec, alpha in zip(config.audits, audit_alphas)]
         accuracy_jobs = [job("accuracy", spec, _accuracy_entry, (spec, alpha, seed)) for spec, alpha in zip(config.accuracy, accuracy_alphas)]
@@ -406,7 +441,7 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
                       time.perf_counter() - started, results, accuracy_results, curves, score_rows)
 
 
-def _score_error_row(spec: Any, error: EntryError, seconds: float, alpha: float) -> dict[str, Any]:
+def _score_error_row(spec: Any, error: IsolatedError, seconds: float, alpha: float) -> dict[str, Any]:
     return {"name": spec.name, "kind": "score_audit", "passed": False, "status": "ERROR", "error": error.to_dict(),
             "seconds": seconds, "source": spec.scores, "file": spec.scores, "one_run": spec.one_run,
             "epsilon": spec.epsilon, "delta": spec.delta, "epsilon_lower": None, "mu_lower": None, "violated": False,

@@ -63,8 +63,12 @@ def _sections() -> tuple[Section, ...]:
         Key("samples", "integer >= 200", "no", _gate_default("samples"), "default samples per input of each audit"),
         Key("accuracy_samples", "integer >= 1", "no", _gate_default("accuracy_samples"), "default samples of each accuracy check"),
         Key("confidence_level", "float in (0, 1)", "no", _gate_default("confidence_level"), "default confidence of each check"),
-        Key("workers", "integer >= 1", "no", "all cores", "worker processes of each audit"),
-        Key("timeout", "float > 0 (seconds)", "no", _gate_default("timeout"), "default time limit of every entry"),
+        Key("workers", "integer >= 1", "no", "all cores", "worker processes of each audit (at most 4 per core: a larger "
+            "value is capped, with a note)"),
+        Key("timeout", "float > 0 (seconds)", "no", "1800", "default time limit of every entry (`check --timeout` overrides it)"),
+        Key("memory_limit", "size (`\"2GiB\"`, `\"512MB\"`, bytes) or `\"none\"`", "no", "\"2GiB\"",
+            "memory of each process of an entry (the entry and its workers, RLIMIT_DATA); an entry past it is stopped "
+            "and reported as ERROR (`check --memory-limit` overrides it)"),
     ))
     audit = Section("audit", True, "A privacy audit: certify a lower bound on the mechanism's epsilon and fail when it "
                     "exceeds the claim (exit code 1).", (

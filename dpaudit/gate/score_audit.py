@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .tables import CONFIDENCE, DELTA, EPSILON, Table, entry_timeout
+
 __all__ = ["ScoreAuditSpec", "parse_score_audit", "run_score_audit", "score_audit_row"]
 
 
@@ -45,20 +47,18 @@ class ScoreAuditSpec:
 
 def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> ScoreAuditSpec:
     """Validate one [[score_audit]] table (errors name file, entry and key)."""
-    from .config import _CONFIDENCE, _DELTA, _EPSILON, _Entry, _timeout
-
-    entry = _Entry(path, "score_audit", index, table, {"name", "scores", "epsilon", "event", "delta", "one_run",
+    entry = Table(path, "score_audit", index, table, {"name", "scores", "epsilon", "event", "delta", "one_run",
                                                          "confidence_level", "seed", "score_column", "label_column",
                                                          "timeout"})
     name = entry.get("name", str)
     scores = entry.get("scores", str, check=lambda v: bool(v.strip()), rule="a file name")
     resolved = Path(scores) if Path(scores).is_absolute() else Path(path).parent / scores
-    delta = entry.get("delta", float, 1e-5, **_DELTA)
+    delta = entry.get("delta", float, 1e-5, **DELTA)
     if entry.has("epsilon") == entry.has("event"):
         raise entry.error("epsilon", "give exactly one of epsilon (the claimed epsilon at delta) or event (a privacy "
                                      "event whose PLD epsilon at delta is the claim)")
     if entry.has("epsilon"):
-        epsilon, source = entry.get("epsilon", float, **_EPSILON), "epsilon"
+        epsilon, source = entry.get("epsilon", float, **EPSILON), "epsilon"
     else:
         from ..accountant import PLDAccountant
         from ..errors import DPAuditError
@@ -80,16 +80,16 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
     return ScoreAuditSpec(
         name=name, scores=str(resolved), epsilon=epsilon, delta=delta,
         one_run=entry.get("one_run", bool, False),
-        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
+        confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"),
         score_column=entry.get("score_column", str, "score"), label_column=entry.get("label_column", str, "included"),
-        source=source, timeout=_timeout(entry, settings))
+        source=source, timeout=entry_timeout(entry, settings))
 
 
 def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[str, Any]:
     """Read the file and audit it; ``alpha`` (if given) replaces 1 - confidence_level (the gate's split)."""
     from ..auditor.score_files import read_score_file
-    from ..auditor.scores import audit_one_run, audit_scores
+    from ..auditor import audit_one_run, audit_scores
     from ..errors import InvalidArgument
 
     started = time.perf_counter()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._entries import KIND_TITLES, Entry, entries
+from .text import file_slug, visible
 
 __all__ = ["render_html", "STYLE"]
 
@@ -66,7 +67,7 @@ figcaption { font-size: 0.85rem; color: #424a53; }
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(text), quote=True)
 
 
 def _badge(status: str) -> str:
@@ -86,7 +87,7 @@ def _row(case: Entry) -> str:
             f"<td>{_e(case.verdict)}{f'<ul class=details>{details}</ul>' if details else ''}</td></tr>")
 
 
-def render_html(result: Any, directory: str | Path | None = None, slug: Callable[[str], str] | None = None) -> str:
+def render_html(result: Any, directory: str | Path | None = None, slug: Callable[[str], str] = file_slug) -> str:
     """The page of a ``GateResult``; PNG figures found in ``directory`` (named as the gate report names
     them, ``audit-<slug>-outputs.png``, ``audit-<slug>-bound.png``, ``budget-<slug>.png``, any other PNG
     under "Other figures") are embedded."""
@@ -120,11 +121,9 @@ def render_html(result: Any, directory: str | Path | None = None, slug: Callable
     return "\n".join(parts) + "\n"
 
 
-def _figures(result: Any, directory: Path | None, slug: Callable[[str], str] | None) -> list[str]:
+def _figures(result: Any, directory: Path | None, slug: Callable[[str], str]) -> list[str]:
     if directory is None or not directory.is_dir():
         return []
-    if slug is None:
-        from .gate_report import _slug as slug
     used: set[str] = set()
     blocks: list[str] = []
     named = [(row["name"], [(f"audit-{slug(row['name'])}-outputs.png", "outputs on d and d_prime with the witness event"),

@@ -16,6 +16,13 @@ __all__ = ["plot_audit_outputs", "plot_bound_curve", "plot_curves", "plot_curve_
 _D_COLOUR, _DP_COLOUR, _WITNESS_COLOUR = "#1f77b4", "#ff7f0e", "#2ca02c"
 
 
+def _plain(text: str) -> str:
+    """User text as a literal figure title: control characters shown, no mathtext ($...$)."""
+    from .text import visible
+
+    return visible(text).replace("$", r"\$")
+
+
 def _save(figure: Any, path: Path) -> Path:
     """Save as PNG atomically (a temporary file moved into place): a failure leaves no partial image."""
     from .._io import atomic_write
@@ -85,7 +92,7 @@ def plot_audit_outputs(result: Any, path: Path, title: str) -> Path | None:
     else:
         plt.close(figure)
         return None
-    axis.set_title(title, fontsize=10)
+    axis.set_title(_plain(title), fontsize=10)
     axis.legend(fontsize=8)
     return _save(figure, path)
 
@@ -117,7 +124,7 @@ def plot_bound_curve(result: Any, path: Path, title: str) -> Path | None:
     axis.set_xscale("log")
     axis.set_xlabel("certification samples per input")
     axis.set_ylabel("epsilon")
-    axis.set_title(title, fontsize=10)
+    axis.set_title(_plain(title), fontsize=10)
     axis.legend(fontsize=8)
     return _save(figure, path)
 
@@ -134,7 +141,7 @@ def plot_curves(x: Any, curves: dict[str, Any], path: Path, title: str, xlabel: 
         axis.set_xscale("log")
     axis.set_xlabel(xlabel)
     axis.set_ylabel(ylabel)
-    axis.set_title(title, fontsize=10)
+    axis.set_title(_plain(title), fontsize=10)
     axis.legend(fontsize=8)
     return _save(figure, path)
 
@@ -180,7 +187,7 @@ def plot_curve_audit(result: Any, path: Path, title: str) -> Path | None:
     axis.set_aspect("equal")
     axis.set_xlabel("type I error alpha (upper bound)")
     axis.set_ylabel("type II error beta (upper bound)")
-    axis.set_title(title, fontsize=10)
+    axis.set_title(_plain(title), fontsize=10)
     axis.legend(fontsize=7, loc="upper right", framealpha=0.9)  # above the no-information line: always empty
     if points:
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ._entries import entries
+from .text import markdown_cell
 
 __all__ = ["markdown_summary", "append_step_summary"]
 
@@ -18,7 +19,7 @@ _ORDER = {"failed": 0, "error": 1, "skipped": 2, "passed": 3}
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return markdown_cell(" ".join(str(text).split(" ")))
 
 
 def markdown_summary(result: Any) -> str:
@@ -26,7 +27,7 @@ def markdown_summary(result: Any) -> str:
     cases = sorted(entries(result), key=lambda c: _ORDER[c.status])
     count = {s: sum(1 for c in cases if c.status == s) for s in _ORDER}
     status = getattr(result, "status", "PASSED" if result.passed else "FAILED")
-    lines = [f"### dpaudit check `{_cell(result.config)}`: {status}", "",
+    lines = [f"### dpaudit check {_cell(result.config)}: {status}", "",
              f"{count['passed']} passed, {count['failed']} failed, {count['error']} could not be completed, {count['skipped']} skipped "
              f"in {float(result.seconds):.1f} s; seed {result.seed}; false-alarm bound of the whole gate "
              f"{float(result.false_alarm_bound):.3g}. Audit numbers are lower bounds, budget numbers upper bounds.", "",

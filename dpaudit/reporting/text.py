@@ -1,15 +1,48 @@
-"""Text tables and strict JSON, shared by the command line and the report writers."""
+"""Text tables, strict JSON and escaping, shared by the command line and the report writers.
+
+Names, mechanism reprs and exception texts come from users: ``visible`` shows their control characters
+(ESC, newline, carriage return, bidirectional overrides, ...) as escapes so a terminal or a CI log can
+neither be steered nor shown a faked line, and ``markdown_cell`` also keeps a Markdown table's layout
+and renders no HTML."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from .._json import json_ready
 
-__all__ = ["format_number", "format_table", "to_json", "json_ready"]
+__all__ = ["format_number", "format_table", "to_json", "json_ready", "visible", "markdown_cell", "file_slug"]
+
+
+def file_slug(name: str) -> str:
+    """An entry name as a safe part of a file name (letters, digits, ``_.-``; never empty)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "entry"
+
+_INVISIBLE = {0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0xFEFF}
+
+
+def visible(text: object) -> str:
+    """``text`` on one line with every control character shown as an escape (``\\x1b``, ``\\n``, ...)."""
+    out = []
+    for char in str(text):
+        code = ord(char)
+        if code < 0x20 or 0x7F <= code < 0xA0 or code in _INVISIBLE:
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char) or
+                       (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def markdown_cell(text: object) -> str:
+    """``text`` safe inside a Markdown table cell: visible control characters, ``|`` escaped, HTML
+    special characters as entities (no tag is rendered), backticks escaped."""
+    escaped = visible(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
 def format_number(value: Any, digits: int = 6) -> str:

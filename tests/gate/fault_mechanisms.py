@@ -62,3 +62,37 @@ def hangs_in_workers(data, size, rng):
             Path(record, f"{os.getpid()}").write_text("hanging")
         time.sleep(3600)
     return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, size)
+
+
+def calls_sys_exit(data, size, rng):
+    raise SystemExit(0)
+
+
+def segfault(data, size, rng):
+    import ctypes
+
+    ctypes.string_at(0)
+
+
+def raises_keyboard_interrupt(data, size, rng):
+    raise KeyboardInterrupt
+
+
+def varying_width(data, size, rng):
+    """Outputs whose width changes from call to call (1 or 2 columns)."""
+    return rng.normal(size=(size, 1 + int(rng.integers(0, 2))))
+
+
+def absolute_error(data, outputs):
+    return np.abs(np.asarray(outputs, float) - np.asarray(data, float)[0])
+
+
+def laplace_pairs_of_outputs(data, size, rng):
+    """Two Laplace outputs per run (output width 2)."""
+    return np.asarray(data, float)[0] + rng.laplace(0.0, 1.0, (size, 2))
+
+
+def chatters_forever(data, size, rng):
+    """Prints without pause and never returns."""
+    while True:
+        print("still here")

@@ -156,10 +156,12 @@ def test_unwritable_outputs_are_refused_before_anything_runs(tmp_path, capsys):
     config = write(tmp_path, entry("hung", "hangs"))  # would hang if it ran
     a_file = tmp_path / "occupied"
     a_file.write_text("x")
-    for argv in (["--report", a_file], ["--write-baseline", tmp_path / "missing" / "baseline.json"],
+    for argv in (["--report", a_file / "report"], ["--write-baseline", tmp_path / "missing" / "baseline.json"],
                  ["--write-baseline", tmp_path]):
         code, _, err = run(capsys, "check", config, *argv)
         assert code == 3 and err.startswith("dpaudit: could not complete: I/O error") and err.count("\n") == 1
+    code, _, err = run(capsys, "check", config, "--report", a_file)  # a file in the way: refused, it is not ours
+    assert code == 2 and "not a directory" in err and str(a_file) in err and err.count("\n") == 1
 
 
 def test_a_failed_write_keeps_the_previous_baseline_whole(tmp_path, capsys, monkeypatch):
@@ -209,8 +211,11 @@ def test_interrupted_report_leaves_the_previous_report_whole(tmp_path, capsys, m
     before = {p.name: p.read_bytes() for p in report.iterdir()}
     import dpaudit.reporting.gate_report as gate_report
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+    parent = os.getpid()
+
+    def interrupted(*args, **kwargs):  # Ctrl-C while the report is being written (in the command's process)
+        os.kill(parent, signal.SIGINT)
+        time.sleep(30)
 
     monkeypatch.setattr(gate_report, "plot_bound_curve", interrupted)
     code, _, err = run(capsys, "check", config, "--report", report)
@@ -338,7 +343,7 @@ def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, mo
     this thread receives it (held back, then raised) or another thread does (raised while start() returns)."""
     import multiprocessing.context
 
-    from dpaudit.gate.isolation import run_isolated
+    from dpaudit._isolation import run_isolated
 
     monkeypatch.setenv("DPAUDIT_TEST_PID_DIR", str(tmp_path))
     original = multiprocessing.context.ForkProcess.start
