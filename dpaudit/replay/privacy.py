@@ -1,0 +1,119 @@
+"""The privacy a measured shift implies, and whether it exceeds the claim.
+
+A pair whose outputs are ``c(d) + P z`` with standardised noise ``z`` (independent Laplace(0, 1) and
+N(0, 1) elements) and the same ``P`` on both inputs is, on that pair, exactly the noise distribution
+shifted by ``delta_z`` with ``P delta_z = c(d) - c(d')``: pure epsilon ``sum |delta_z|`` over the Laplace
+elements (the product of Laplace densities attains the sum on a set of positive probability), and a
+Gaussian part that is mu-GDP with ``mu = ||delta_z||_2`` over the Gaussian elements (Dong, Roth & Su
+2019). Composed, the pair is the event tree ``Composed(Laplace(1/|s_i|)..., Gaussian(1/mu))``; its
+epsilon at the claimed delta comes from the PLD accountant as an interval (optimistic lower end,
+pessimistic upper end), from the exact Gaussian curve (Balle & Wang 2018) when only Gaussian noise
+moves, and in closed form at delta = 0.
+
+A violation is declared only from a lower bound: the lower end exceeds the claim.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..accountant import PLDAccountant, gaussian_delta, gaussian_epsilon
+from ..events import Composed, Gaussian, Laplace, PrivacyEvent, SelfComposed
+
+__all__ = ["ShiftPrivacy", "shift_privacy", "shift_event", "exceeds_claim", "exceeds_event", "EVENT_DELTAS"]
+
+#: The deltas at which a measured shift is compared with a claimed event's curve.
+EVENT_DELTAS: tuple[float, ...] = (1e-9, 1e-6, 1e-3)
+
+#: Relative slack for float error in a measured shift (outputs are computed in float64).
+_SHIFT_SLACK = 1e-8
+
+
+@dataclass(frozen=True)
+class ShiftPrivacy:
+    """The epsilon a shift implies at one delta: ``lower <= exact <= upper``."""
+
+    delta: float
+    lower: float
+    upper: float
+
+
+def shift_event(laplace: np.ndarray, mu: float) -> PrivacyEvent | None:
+    """The event tree of a measured shift: one Laplace leaf per moved Laplace element (equal ones grouped),
+    one Gaussian leaf for the Gaussian elements together; None when nothing moved."""
+    leaves: list[PrivacyEvent] = []
+    for shift, count in sorted(Counter(float(s) for s in np.abs(laplace) if s > 0).items()):
+        leaf = Laplace(noise_multiplier=1.0 / shift)
+        leaves.append(leaf if count == 1 else SelfComposed(leaf, count))
+    if mu > 0:
+        leaves.append(Gaussian(noise_multiplier=1.0 / mu))
+    if not leaves:
+        return None
+    return leaves[0] if len(leaves) == 1 else Composed(leaves)
+
+
+def shift_privacy(laplace: Any, mu: float, delta: float) -> ShiftPrivacy:
+    """Epsilon at ``delta`` of the pair whose noise moves by ``laplace`` (per Laplace element, standard
+    units) and ``mu`` (L2 over the Gaussian elements), bracketed: (lower, upper)."""
+    shifts = np.abs(np.asarray(laplace, dtype=np.float64).reshape(-1))
+    pure = float(shifts.sum())
+    if pure == 0.0 and mu == 0.0:
+        return ShiftPrivacy(delta, 0.0, 0.0)
+    if not math.isfinite(pure) or math.isinf(mu):
+        return ShiftPrivacy(delta, math.inf, math.inf)
+    if delta == 0.0:
+        value = pure if mu == 0.0 else math.inf
+        return ShiftPrivacy(delta, value * (1.0 - _SHIFT_SLACK), value * (1.0 + _SHIFT_SLACK))
+    if pure == 0.0:  # Gaussian only: the exact curve
+        upper = gaussian_epsilon(delta, mu * (1.0 + _SHIFT_SLACK))
+        lower = gaussian_epsilon(delta, mu * (1.0 - _SHIFT_SLACK))
+        return ShiftPrivacy(delta, max(0.0, math.nextafter(lower, 0.0) - 1e-12), upper)
+    # one Laplace element: delta(epsilon) = 1 - exp((epsilon - s) / 2) (the Laplace curve), exactly
+    single = float(shifts.max()) + 2.0 * math.log1p(-delta)
+    if mu == 0.0 and int(np.count_nonzero(shifts)) == 1:
+        value = max(0.0, single)
+        return ShiftPrivacy(delta, value * (1.0 - _SHIFT_SLACK), value * (1.0 + _SHIFT_SLACK))
+    event = shift_event(shifts * (1.0 + _SHIFT_SLACK), mu * (1.0 + _SHIFT_SLACK))
+    _, upper = PLDAccountant().compose(event).epsilon_interval(delta)
+    event = shift_event(shifts * (1.0 - _SHIFT_SLACK), mu * (1.0 - _SHIFT_SLACK))
+    lower, _ = PLDAccountant().compose(event).epsilon_interval(delta)
+    if mu == 0.0:
+        upper = min(upper, pure * (1.0 + _SHIFT_SLACK))
+    return ShiftPrivacy(delta, max(lower, single * (1.0 - _SHIFT_SLACK), 0.0), upper)
+
+
+def exceeds_claim(laplace: Any, mu: float, epsilon: float, delta: float) -> tuple[bool, ShiftPrivacy]:
+    """Whether the shift certainly exceeds (epsilon, delta), and its epsilon bracket at ``delta``.
+
+    Cheap screens first: a pure-epsilon sum within the claim cannot exceed it; a Gaussian-only shift is
+    decided on the exact curve at the claimed epsilon.
+    """
+    shifts = np.abs(np.asarray(laplace, dtype=np.float64).reshape(-1))
+    pure = float(shifts.sum())
+    if mu == 0.0 and pure * (1.0 + _SHIFT_SLACK) <= epsilon:
+        return False, ShiftPrivacy(delta, pure * (1.0 - _SHIFT_SLACK) if delta == 0 else 0.0,
+                                   pure * (1.0 + _SHIFT_SLACK))
+    bracket = shift_privacy(shifts, mu, delta)
+    if pure == 0.0 and delta > 0.0 and math.isfinite(mu):
+        exact = gaussian_delta(epsilon, mu * (1.0 - _SHIFT_SLACK))
+        return exact > delta, bracket
+    return bracket.lower > epsilon, bracket
+
+
+def exceeds_event(laplace: Any, mu: float, event: PrivacyEvent) -> tuple[bool, list[ShiftPrivacy], list[float]]:
+    """Whether the shift's curve lies certainly above the claimed event's at delta = 0 (when the event
+    claims pure DP) or at any of :data:`EVENT_DELTAS`; returns the brackets and the event's epsilons."""
+    accountant = PLDAccountant().compose(event)
+    pure_claim = accountant.epsilon(0.0)
+    deltas = ((0.0,) if math.isfinite(pure_claim) else ()) + EVENT_DELTAS
+    brackets, claimed = [], []
+    for delta in deltas:
+        allowed = pure_claim if delta == 0.0 else accountant.epsilon(delta)
+        brackets.append(shift_privacy(laplace, mu, delta))
+        claimed.append(allowed)
+    return any(b.lower > a for b, a in zip(brackets, claimed)), brackets, claimed
