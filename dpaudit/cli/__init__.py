@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 
 from ..errors import ClusterError, DPAuditError, MechanismError
-from . import accuracy, audit, budget, check, scores
+from . import accuracy, audit, budget, check, replay, scores
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FINDING", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED",
            "EXIT_CODES_HELP"]
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.register(subparsers)
     check.register(subparsers)
     scores.register(subparsers)
+    replay.register(subparsers)
     _add_exit_codes(parser)
     return parser
 
