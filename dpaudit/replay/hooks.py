@@ -107,7 +107,7 @@ def _library_sampler(family: str, original: Callable[..., Any]) -> Callable[...,
                                  {"scale": scale, "size": shape}, (family, 0.0, scale))
 
     sampler.__name__ = original.__name__
-    sampler.__doc__ = original.__doc__
+    sampler.__doc__ = f"dpaudit's ``{original.__name__}`` sampler, logged as a noise primitive."
     return sampler
 
 
@@ -121,7 +121,7 @@ def _diffprivlib_randomise(family: str, original: Callable[..., Any],
                              {"value": value, "scale": scale_of(self)}, (family, value, scale_of(self)))
 
     randomise.__name__ = "randomise"
-    randomise.__doc__ = original.__doc__
+    randomise.__doc__ = "diffprivlib's ``randomise``, logged as a noise primitive."
     return randomise
 
 

@@ -226,7 +226,7 @@ def _logged_method(name: str) -> Callable[..., Any]:
         return generator_draw(self._recorder, self, "rng", name, args, kwargs)
 
     method.__name__ = name
-    method.__doc__ = getattr(np.random.Generator, name).__doc__
+    method.__doc__ = f"``numpy.random.Generator.{name}``, logged (and perturbed when it is a noise primitive)."
     return method
 
 

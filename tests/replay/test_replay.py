@@ -179,3 +179,12 @@ def test_cli_exit_codes(capsys):
     assert main(base + ["--datasets", "4", "--count", "10", "--epsilon", "1"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
+
+
+def test_contract_call_form():
+    import dpaudit
+    import dpaudit.replay as package
+
+    result = dpaudit.replay(laplace_sum, [0.5], [0.5, 5.0], epsilon=1.0, seed=0)
+    assert result.violated and not result.control_flow_diverges and result.max_shift == pytest.approx(5.0)
+    assert package is dpaudit.replay and set(result.to_dict()) >= {"violated", "control_flow_diverges", "max_shift"}
