@@ -33,6 +33,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 import dpaudit
+import dpaudit.adapters
 from dpaudit._io import atomic_write_text
 from dpaudit.mechanisms import CATALOG, buggy, examples, hierarchical_strategy, sensitivity_bugs
 from dpaudit.replay import generated_pairs, replay_pairs
@@ -65,9 +66,9 @@ def moved_vectors(length: int, count: int, step: float = 1.0, seed: int = 0) -> 
     return [(a, [x + m for x, m in zip(a, b)]) for a, b in pairs]
 
 
-def one_bin_moved(length: int, count: int, seed: int = 0) -> list[tuple[list, list]]:
-    """Counts and a copy with one bin moved by one (histogram add/remove)."""
-    pairs = drawn(st.tuples(st.lists(st.integers(0, 50), min_size=length, max_size=length),
+def one_bin_moved(length: int, count: int, seed: int = 0, low: int = 0, high: int = 50) -> list[tuple[list, list]]:
+    """Counts in [low, high] and a copy with one bin moved by one (histogram add/remove)."""
+    pairs = drawn(st.tuples(st.lists(st.integers(low, high), min_size=length, max_size=length),
                             st.integers(0, length - 1), st.sampled_from([-1, 1])), count, seed)
     return [(a, [x + (s if i == j else 0) for j, x in enumerate(a)]) for a, i, s in pairs]
 
@@ -94,7 +95,7 @@ def example_pairs(name: str, mechanism: Any, neighbours: list, count: int) -> li
         "factorization": lambda: one_bin_moved(8, count), "factorization_identity": lambda: one_bin_moved(8, count),
         "factorization_rank_one": lambda: one_bin_moved(5, count),
         "binary_tree": lambda: bits_one_flipped(16, count),
-        "exponential": lambda: moved_vectors(5, count), "net": lambda: one_bin_moved(4, count),
+        "exponential": lambda: moved_vectors(5, count), "net": lambda: one_bin_moved(4, count, low=60, high=100),
         "poisson_subsampled": lambda: records(0, 1, count),
         "randomized_response": lambda: [([a], [b]) for a, b in drawn(st.tuples(st.integers(0, 1), st.integers(0, 1)), count)],
         "randomized_response_k4": lambda: [([a], [b]) for a, b in drawn(st.tuples(st.integers(0, 3), st.integers(0, 3)), count)],

@@ -62,6 +62,10 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
         state = "not tested: " + row["reason"] if not row["applicable"] else ("holds" if row["holds"] else "REJECTED")
         return (f"accuracy {where}{row['name']}: P[error > {format_number(row['alpha'], 4)}] = {format_number(row['failure_rate'], 4)} "
                 f"vs beta {row['beta']:g}: {state}")
+    if kind == "replay":
+        from ..reporting.replay_rows import replay_line
+
+        return replay_line(row, where)
     if kind == "score_audit":
         state = "VIOLATED" if row["violated"] else "pass"
         return (f"scores   {where}{row['name']}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "
@@ -79,6 +83,7 @@ def _summary(result: Any) -> str:
     lines += [entry_line("accuracy", row) for row in result.accuracy]
     lines += [entry_line("budget", row) for row in result.budgets]
     lines += [entry_line("score_audit", row) for row in getattr(result, "score_audits", ())]
+    lines += [entry_line("replay", row) for row in getattr(result, "replays", ())]
     errors = f", {len(result.errors)} entr{'y' if len(result.errors) == 1 else 'ies'} could not be completed" if result.errors else ""
     lines.append(f"{result.status} (false-alarm bound {result.false_alarm_bound:.3g}, {result.seconds:.1f} s{errors})")
     return "\n".join(lines)

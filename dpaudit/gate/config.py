@@ -140,6 +140,7 @@ class GateConfig:
     accuracy: tuple[AccuracySpec, ...]
     budgets: tuple[BudgetSpec, ...]
     score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)
+    replays: tuple[Any, ...] = ()  # ReplaySpec (dpaudit.gate.replay_entries)
 
     @property
     def check_count(self) -> int:
@@ -288,6 +289,18 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         claim=claim,
         curve=curve,
     )
+
+
+def _event(entry: _Entry, key: str = "event") -> Any:
+    """The privacy event written in ``key`` (parsed safely, never evaluated); errors name the column."""
+    from ..events_parser import EventParseError, parse_event
+
+    text = entry.get(key, str)
+    try:
+        return parse_event(text)
+    except EventParseError as exc:
+        column = f"column {exc.column}: " if exc.column is not None else ""
+        raise entry.error(key, f"{column}{exc.detail} in {text!r}") from None
 
 
 def _claim(entry: _Entry) -> Any:
@@ -454,11 +467,11 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
-    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit"})
+    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "replay"})
     if unknown:
         raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]], "
-                          "[[score_audit]])")
-    for section in ("audit", "accuracy", "budget", "score_audit"):
+                          "[[score_audit]], [[replay]])")
+    for section in ("audit", "accuracy", "budget", "score_audit", "replay"):
         if section in document and not isinstance(document[section], list):
             raise ConfigError(f"{label}: [{section}] must be an array of tables: write [[{section}]]")
     settings = _settings(label, document.get("gate", {}))
@@ -468,10 +481,13 @@ def load_config(path: str | Path) -> GateConfig:
     from .score_audit import parse_score_audit
 
     score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
-    names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits)]
+    from .replay_entries import parse_replay
+
+    replays = tuple(parse_replay(label, i, t, settings) for i, t in enumerate(document.get("replay", [])))
+    names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits, *replays)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")
     if not names:
-        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]] or [[score_audit]] entries")
-    return GateConfig(label, settings, audits, accuracy, budgets, score_audits)
+        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]], [[score_audit]] or [[replay]] entries")
+    return GateConfig(label, settings, audits, accuracy, budgets, score_audits, replays)

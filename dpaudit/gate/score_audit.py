@@ -45,7 +45,7 @@ class ScoreAuditSpec:
 
 def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> ScoreAuditSpec:
     """Validate one [[score_audit]] table (errors name file, entry and key)."""
-    from .config import _CONFIDENCE, _DELTA, _EPSILON, _Entry, _timeout
+    from .config import _CONFIDENCE, _DELTA, _EPSILON, _Entry, _event, _timeout
 
     entry = _Entry(path, "score_audit", index, table, {"name", "scores", "epsilon", "event", "delta", "one_run",
                                                          "confidence_level", "seed", "score_column", "label_column",
@@ -62,14 +62,8 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
     else:
         from ..accountant import PLDAccountant
         from ..errors import DPAuditError
-        from ..events_parser import EventParseError, parse_event
 
-        text = entry.get("event", str)
-        try:
-            event = parse_event(text)
-        except EventParseError as exc:
-            column = f"column {exc.column}: " if exc.column is not None else ""
-            raise entry.error("event", f"{column}{exc.detail} in {text!r}") from None
+        text, event = entry.get("event", str), _event(entry)
         if delta <= 0:
             raise entry.error("delta", "must be > 0 with an event (a Gaussian event is never pure DP)")
         try:
