@@ -20,7 +20,7 @@ from ..errors import InvalidArgument, InvalidArgumentType
 from ..events import PrivacyEvent
 from .attribution import replay_pair
 from .hooks import instrumented
-from .privacy import exceeds_claim, exceeds_event
+from .privacy import event_curve, exceeds_claim, exceeds_curve
 from .result import DECIDED, DIVERGES, ReplayResult
 from .runs import UninstrumentableMechanism, run_once
 
@@ -38,10 +38,11 @@ def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[s
         if not isinstance(event, PrivacyEvent):
             raise InvalidArgumentType("event", f"event must be a dpaudit.events privacy event, got {type(event).__name__}")
 
+        curve = event_curve(event)
+
         def judge_event(laplace: np.ndarray, mu: float) -> tuple[bool, float, float]:
-            violated, brackets, claimed = exceeds_event(laplace, mu, event)
-            worst = max(range(len(brackets)), key=lambda i: brackets[i].lower - claimed[i])
-            return violated, brackets[worst].lower, brackets[worst].upper
+            violated, bracket = exceeds_curve(laplace, mu, curve)
+            return violated, bracket.lower, bracket.upper
 
         return {"event": repr(event)}, judge_event
     if epsilon is None:

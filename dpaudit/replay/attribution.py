@@ -5,8 +5,9 @@ calls agree). The replay then establishes, by measurement, the model ``M(x; w, z
 are the noise primitives' standardised values and w everything else drawn:
 
 1. the sequences of draws agree on every seed (else: control flow diverges, hand to the audit);
-2. the shift ``M(d; w) - M(d'; w)`` is the same for every seed (else the output is not the data's value
-   plus noise -- a selection, a comparison, a subsample -- and the replay cannot decide);
+2. the shift ``M(d; w) - M(d'; w)`` is the same for every seed, and the output does not change when the
+   randomness other than the noise is redrawn with the noise held fixed (else the output is not the
+   data's value plus noise -- a selection, a comparison, a subsample -- and the replay cannot decide);
 3. ``P`` is measured column by column (one perturbed run per noise element) and the model is checked
    with random perturbations of the noise at several magnitudes, on d, on d' and on a second seed (else
    not affine: post-processing such as clipping, rounding or argmax -- undecided; or the noise enters
@@ -31,10 +32,12 @@ from .recording import Draw
 from .result import DECIDED, DIVERGES, UNDECIDED, DrawShift, PairReplay
 from .runs import Run, first_difference, run_once
 
-__all__ = ["replay_pair", "PROBE_SCALES", "MAX_NOISE_ELEMENTS", "Claim"]
+__all__ = ["replay_pair", "PROBE_SCALES", "MAX_NOISE_ELEMENTS", "FROZEN_SWAPS", "Claim"]
 
 #: Magnitudes (standard units) of the random noise perturbations that check the affine model.
 PROBE_SCALES: tuple[float, ...] = (1.0, 30.0, 1000.0)
+#: Other draws of the non-noise randomness under which the output must not change (noise held fixed).
+FROZEN_SWAPS: int = 32
 #: Pairs whose runs draw more noise elements than this are not attributed (one run per element).
 MAX_NOISE_ELEMENTS: int = 256
 #: Relative tolerance of float comparisons of outputs.
@@ -48,9 +51,9 @@ def _equal_nan(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    both = np.isnan(a) & np.isnan(b)
+    same = (np.isnan(a) & np.isnan(b)) | (a == b)  # equal infinities too
     with np.errstate(invalid="ignore"):
-        return np.where(both, 0.0, a - b)
+        return np.where(same, 0.0, a - b)
 
 
 def _tolerance(*arrays: np.ndarray) -> np.ndarray:
@@ -115,6 +118,9 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
             return done(UNDECIDED, reason="the shift M(d; w) - M(d'; w) changes with the randomness w: the output is "
                                           "not the data's value plus noise (a selection, comparison or subsample)",
                         **norms)
+    frozen = _frozen_randomness_matters(mechanism, d, d_prime, seeds, base, other)
+    if frozen is not None:
+        return done(UNDECIDED, reason=frozen, **norms)
     if not np.any(np.abs(shift) > tolerance):
         return done(DECIDED, reason="the outputs do not move under identical draws", laplace_shift=0.0,
                     gaussian_mu=0.0, epsilon_lower=0.0, epsilon_upper=0.0, bound="exact", **norms)
@@ -166,6 +172,35 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
                                               "standard units): post-processing such as clipping, rounding or a "
                                               "selection", **norms)
     return _attribute(done, matrix, shift, tolerance, primitives, judge, norms)
+
+
+def _frozen_randomness_matters(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], base: Sequence[Run],
+                               other: Sequence[Run]) -> str | None:
+    """Why the shift cannot be attributed to the noise alone, or None.
+
+    The output must depend on the noise primitives only. When a run draws anything else (uniforms,
+    integers, bits), it is repeated under :data:`FROZEN_SWAPS` other seeds with the first seed's noise
+    values forced in, on d and on d'; the outputs must stay the first seed's. Otherwise the mechanism
+    mixes over randomness the replay does not move (a subsample, a selection, independent dither) and the
+    loss at frozen randomness is not the mixture's. A dependence on an event rarer than about
+    1/FROZEN_SWAPS can go unseen: that is the assumption under which such a pair is decided.
+    """
+    if any(run.signature != base[0].signature for run in base[1:]):
+        return "the sequence of draws changes with the randomness (not only with the data)"
+    if not any(draw.family is None for draw in base[0].draws):
+        return None  # nothing but noise primitives
+    noise = {draw.index: draw.value for draw in base[0].primitives}
+    swaps = [int(s) for s in np.random.SeedSequence(seeds[0], spawn_key=(3,)).generate_state(FROZEN_SWAPS)]
+    for seed in swaps:
+        for data, reference in ((d, base[0]), (d_prime, other[0])):
+            forced = run_once(mechanism, data, seed, overrides=noise)
+            if forced.signature != reference.signature:
+                return "the sequence of draws changes with the randomness (not only with the data)"
+            if not _equal_nan(forced.outputs, reference.outputs) or np.any(
+                    np.abs(_difference(forced.outputs, reference.outputs)) > _tolerance(forced.outputs, reference.outputs)):
+                return ("the output depends on randomness other than the additive noise (a subsample, a selection, "
+                        "independent dither): the loss at frozen randomness is not the mechanism's")
+    return None
 
 
 def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.ndarray,

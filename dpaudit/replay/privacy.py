@@ -25,7 +25,8 @@ import numpy as np
 from ..accountant import PLDAccountant, gaussian_delta, gaussian_epsilon
 from ..events import Composed, Gaussian, Laplace, PrivacyEvent, SelfComposed
 
-__all__ = ["ShiftPrivacy", "shift_privacy", "shift_event", "exceeds_claim", "exceeds_event", "EVENT_DELTAS"]
+__all__ = ["ShiftPrivacy", "shift_privacy", "shift_event", "exceeds_claim", "event_curve", "exceeds_curve",
+           "EVENT_DELTAS"]
 
 #: The deltas at which a measured shift is compared with a claimed event's curve.
 EVENT_DELTAS: tuple[float, ...] = (1e-9, 1e-6, 1e-3)
@@ -105,15 +106,18 @@ def exceeds_claim(laplace: Any, mu: float, epsilon: float, delta: float) -> tupl
     return bracket.lower > epsilon, bracket
 
 
-def exceeds_event(laplace: Any, mu: float, event: PrivacyEvent) -> tuple[bool, list[ShiftPrivacy], list[float]]:
-    """Whether the shift's curve lies certainly above the claimed event's at delta = 0 (when the event
-    claims pure DP) or at any of :data:`EVENT_DELTAS`; returns the brackets and the event's epsilons."""
+def event_curve(event: PrivacyEvent) -> list[tuple[float, float]]:
+    """(delta, epsilon the event allows there): delta = 0 when the event claims pure DP, then each of
+    :data:`EVENT_DELTAS` (PLD upper bounds: the claim read generously)."""
     accountant = PLDAccountant().compose(event)
-    pure_claim = accountant.epsilon(0.0)
-    deltas = ((0.0,) if math.isfinite(pure_claim) else ()) + EVENT_DELTAS
-    brackets, claimed = [], []
-    for delta in deltas:
-        allowed = pure_claim if delta == 0.0 else accountant.epsilon(delta)
-        brackets.append(shift_privacy(laplace, mu, delta))
-        claimed.append(allowed)
-    return any(b.lower > a for b, a in zip(brackets, claimed)), brackets, claimed
+    pure = accountant.epsilon(0.0)
+    curve = [(0.0, pure)] if math.isfinite(pure) else []
+    return curve + [(delta, accountant.epsilon(delta)) for delta in EVENT_DELTAS]
+
+
+def exceeds_curve(laplace: Any, mu: float, curve: list[tuple[float, float]]) -> tuple[bool, ShiftPrivacy]:
+    """Whether the shift's epsilon (lower bound) exceeds the claimed curve at one of its deltas; returns the
+    bracket at the delta where it exceeds it most."""
+    brackets = [(shift_privacy(laplace, mu, delta), allowed) for delta, allowed in curve]
+    worst, allowed = max(brackets, key=lambda pair: pair[0].lower - pair[1])
+    return worst.lower > allowed, worst

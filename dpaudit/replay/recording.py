@@ -10,7 +10,9 @@ samplers and diffprivlib's ``randomise``); every other draw (uniforms, integers,
 frozen randomness, identical between two runs with the same seed as long as the sequences of calls agree.
 
 A run may ask for *perturbations*: ``{draw index: array t}`` adds ``scale * t`` to the value that primitive
-draw returns (t in standard units), which is how the replay measures how the output responds to the noise.
+draw returns (t in standard units), which is how the replay measures how the output responds to the noise;
+and for *overrides*: ``{draw index: value}`` returns that value instead (the noise of another run, so the
+frozen randomness can change while the noise stays).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Draw:
         family: the noise family for a noise primitive ("laplace", "gaussian"), else None (frozen draw).
         scale: the scale of a noise primitive as passed (broadcast to ``shape``), else None.
         location: the location of a noise primitive as passed (broadcast to ``shape``), else None.
+        value: what a noise primitive returned (before any perturbation), else None.
     """
 
     index: int
@@ -78,6 +81,7 @@ class Draw:
     family: str | None = None
     scale: np.ndarray | None = field(default=None, compare=False, repr=False)
     location: np.ndarray | None = field(default=None, compare=False, repr=False)
+    value: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def signature(self) -> tuple[Any, ...]:
@@ -103,10 +107,12 @@ class Draw:
 class Recorder:
     """The log of one run, the perturbations it applies, and the depth of nested primitive calls."""
 
-    def __init__(self, seed: int, perturbations: dict[int, np.ndarray] | None = None) -> None:
+    def __init__(self, seed: int, perturbations: dict[int, np.ndarray] | None = None,
+                 overrides: dict[int, np.ndarray] | None = None) -> None:
         self.seed = seed
         self.draws: list[Draw] = []
         self.perturbations = perturbations or {}
+        self.overrides = overrides or {}
         self._depth = 0
         self._children = 0
 
@@ -138,7 +144,11 @@ class Recorder:
         family, location, scale = primitive
         scale_array = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape)
         location_array = np.broadcast_to(np.asarray(location, dtype=np.float64), shape)
-        self.draws.append(Draw(index, source, method, shape, parameters, family, scale_array, location_array))
+        self.draws.append(Draw(index, source, method, shape, parameters, family, scale_array, location_array,
+                               np.array(value, dtype=np.float64)))
+        override = self.overrides.get(index)
+        if override is not None and np.shape(override) == shape:
+            value = float(override) if np.ndim(value) == 0 else np.array(override, dtype=np.float64)
         shift = self.perturbations.get(index)
         if shift is None or np.shape(shift) != shape:  # the draws changed course: the caller sees it in the log
             return value

@@ -37,13 +37,15 @@ class Run:
         return tuple(draw for draw in self.draws if draw.family is not None)
 
 
-def run_once(mechanism: Any, data: Any, seed: int, perturbations: dict[int, np.ndarray] | None = None) -> Run:
-    """Run ``mechanism(data, 1, rng)`` once with a recording generator seeded by ``seed``.
+def run_once(mechanism: Any, data: Any, seed: int, perturbations: dict[int, np.ndarray] | None = None,
+             overrides: dict[int, np.ndarray] | None = None) -> Run:
+    """Run ``mechanism(data, 1, rng)`` once with a recording generator seeded by ``seed`` (noise primitives
+    perturbed or overridden as :class:`~dpaudit.replay.recording.Recorder` describes).
 
     Raises MechanismError when the mechanism raises or returns something that is not a numeric array
     with one run on axis 0.
     """
-    recorder = Recorder(seed, perturbations)
+    recorder = Recorder(seed, perturbations, overrides)
     generator = RecordingGenerator(recorder)
     try:
         with active_run(recorder, generator):

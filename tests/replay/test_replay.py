@@ -188,3 +188,16 @@ def test_contract_call_form():
     result = dpaudit.replay(laplace_sum, [0.5], [0.5, 5.0], epsilon=1.0, seed=0)
     assert result.violated and not result.control_flow_diverges and result.max_shift == pytest.approx(5.0)
     assert package is dpaudit.replay and set(result.to_dict()) >= {"violated", "control_flow_diverges", "max_shift"}
+
+
+def test_subsampling_at_frozen_randomness_is_not_a_finding():
+    # a Poisson(0.9) subsample claims the amplified epsilon ln(1 + 0.9 (e - 1)) < 1: at any frozen subsample
+    # the included record costs 1, which says nothing about the mixture
+    def subsampled(data, size, rng):
+        kept = rng.random((size, len(data))) < 0.9
+        return (kept * np.clip(data, 0.0, 1.0)).sum(axis=1) + rng.laplace(0.0, 1.0, size)
+
+    amplified = math.log1p(0.9 * (math.e - 1.0))
+    for seed in range(5):
+        result = replay(subsampled, [1.0], [0.0], epsilon=amplified, seed=seed)
+        assert not result.violated and result.verdict == "undecided", result.summary()
