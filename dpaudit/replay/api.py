@@ -31,7 +31,7 @@ DEFAULT_SEEDS: int = 3
 
 
 def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[str, Any], Any]:
-    """The claim as a dict for reports and a judge(laplace, mu) -> (violated, lower, upper)."""
+    """The claim as a dict for reports and a judge(laplace, mu, discrete) -> (violated, lower, upper)."""
     if event is not None and epsilon is not None:
         raise InvalidArgument("event", "give epsilon= (with delta=) or event=, not both")
     if event is not None:
@@ -40,8 +40,8 @@ def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[s
 
         curve = event_curve(event)
 
-        def judge_event(laplace: np.ndarray, mu: float) -> tuple[bool, float, float]:
-            violated, bracket = exceeds_curve(laplace, mu, curve)
+        def judge_event(laplace: np.ndarray, mu: float, discrete: Any = ()) -> tuple[bool, float, float]:
+            violated, bracket = exceeds_curve(laplace, mu, curve, discrete)
             return violated, bracket.lower, bracket.upper
 
         return {"event": repr(event)}, judge_event
@@ -54,8 +54,8 @@ def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[s
     epsilon = check_epsilon(epsilon, "epsilon")
     delta = check_delta(0.0 if delta is None else delta, "delta")
 
-    def judge(laplace: np.ndarray, mu: float) -> tuple[bool, float, float]:
-        violated, bracket = exceeds_claim(laplace, mu, epsilon, delta)
+    def judge(laplace: np.ndarray, mu: float, discrete: Any = ()) -> tuple[bool, float, float]:
+        violated, bracket = exceeds_claim(laplace, mu, epsilon, delta, discrete)
         return violated, bracket.lower, bracket.upper
 
     return {"epsilon": epsilon, "delta": delta}, judge

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .recording import Draw
+from .recording import DISCRETE_FAMILIES, Draw
 from .result import DECIDED, DIVERGES, UNDECIDED, DrawShift, PairReplay
 from .runs import Run, first_difference, run_once
 
@@ -92,7 +92,7 @@ def _scales_differ(base: Run, other: Run) -> str | None:
 
 def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judge: Any,
                 probe_seed: int = 0) -> PairReplay:
-    """Replay one pair with the run seeds ``seeds``; ``judge(laplace, mu)`` -> (violated, lower, upper)
+    """Replay one pair with the run seeds ``seeds``; ``judge(laplace, mu, discrete)`` -> (violated, lower, upper)
     compares a noise shift with the claim."""
     started = time.perf_counter()
 
@@ -132,7 +132,7 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
         if random_outputs or any(run.draws for run in base):
             return done(UNDECIDED, reason="no additive noise draw the replay can attribute the shift to (the "
                                           "randomness is uniforms, integers or bits)", **norms)
-        violated, lower, upper = judge(np.array([math.inf]), 0.0)
+        violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
         return done(DECIDED, reason="the mechanism is deterministic and its output moves", laplace_shift=math.inf,
                     gaussian_mu=0.0, epsilon_lower=lower, epsilon_upper=upper, bound="exact", violated=violated,
                     **norms)
@@ -150,11 +150,13 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
     matrix = np.stack(columns, axis=1)
     # the affine model, checked with random perturbations on d, on d' and on a second seed
     generator = np.random.default_rng(probe_seed)
+    discrete = np.concatenate([np.full(draw.elements, draw.family in DISCRETE_FAMILIES) for draw in primitives])
     checks = [(d, seeds[0], base[0], "d"), (d_prime, seeds[0], other[0], "d'")]
     if len(seeds) > 1:
         checks.append((d, seeds[1], base[1], "d"))
     for magnitude in PROBE_SCALES:
         vector = generator.standard_normal(elements) * magnitude
+        vector[discrete] = np.round(vector[discrete])  # integer noise moves in integer steps
         predicted = matrix @ vector
         for data, seed, reference, which in checks:
             if reference.primitives and sum(p.elements for p in reference.primitives) != elements:
@@ -189,7 +191,7 @@ def _frozen_randomness_matters(mechanism: Any, d: Any, d_prime: Any, seeds: Sequ
         return "the sequence of draws changes with the randomness (not only with the data)"
     if not any(draw.family is None for draw in base[0].draws):
         return None  # nothing but noise primitives
-    noise = {draw.index: draw.value for draw in base[0].primitives}
+    noise = {draw.index: draw.value - draw.location for draw in base[0].primitives}
     swaps = [int(s) for s in np.random.SeedSequence(seeds[0], spawn_key=(3,)).generate_state(FROZEN_SWAPS)]
     for seed in swaps:
         for data, reference in ((d, base[0]), (d_prime, other[0])):
@@ -211,7 +213,7 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
     solution, *_ = np.linalg.lstsq(moved, shift, rcond=None) if moved.size else (np.zeros(0),)
     residual = shift - moved @ solution if moved.size else shift
     if np.any(np.abs(residual) > 1e3 * tolerance + 1e-6 * np.abs(shift).max()):
-        violated, lower, upper = judge(np.array([math.inf]), 0.0)
+        violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
         return done(DECIDED, reason="the outputs move in a direction no noise draw reaches", laplace_shift=math.inf,
                     gaussian_mu=0.0, epsilon_lower=lower, epsilon_upper=upper, violated=violated,
                     bound=f"assumes the output is affine in the noise (checked up to {max(PROBE_SCALES):g} "
@@ -221,10 +223,10 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
     if rank == moved.shape[1]:
         noise_shift[used] = solution
         bound = "exact"
-    elif not np.any(families[used] == "laplace"):
+    elif np.all(families[used] == "gaussian"):
         covariance = moved @ moved.T
         mu = float(math.sqrt(max(0.0, float(shift @ np.linalg.pinv(covariance) @ shift))))
-        violated, lower, upper = judge(np.zeros(0), mu)
+        violated, lower, upper = judge(np.zeros(0), mu, ())
         return done(DECIDED, reason="Gaussian noise through a non-injective map: the image covariance",
                     laplace_shift=0.0, gaussian_mu=mu, epsilon_lower=lower, epsilon_upper=upper, violated=violated,
                     bound="exact", **norms)
@@ -233,20 +235,48 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
         bound = "lower bound: only the outputs that each carry one noise element alone"
     laplace = noise_shift[families == "laplace"]
     mu = float(np.linalg.norm(noise_shift[families == "gaussian"]))
-    violated, lower, upper = judge(laplace, mu)
+    integer_events, off_grid = _integer_shifts(noise_shift, families, primitives)
+    if off_grid:
+        violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
+        return done(DECIDED, reason="integer noise moved by a fraction of a step: the outputs on d and d' lie on "
+                                    "different grids", laplace_shift=math.inf, gaussian_mu=0.0, epsilon_lower=lower,
+                    epsilon_upper=upper, violated=violated, bound=bound, **norms)
+    violated, lower, upper = judge(laplace, mu, integer_events)
     if bound != "exact":
         upper = math.inf
     shifts, start = [], 0
     for draw in primitives:
         part = noise_shift[start:start + draw.elements]
         start += draw.elements
-        size = float(np.abs(part).sum()) if draw.family == "laplace" else float(np.linalg.norm(part))
+        l1 = draw.family in ("laplace", "discrete_laplace")
+        size = float(np.abs(part).sum()) if l1 else float(np.linalg.norm(part))
+        moved_output = part * draw.unit.reshape(-1)
+        output = float(np.abs(moved_output).sum()) if l1 else float(np.linalg.norm(moved_output))
         shifts.append(DrawShift(draw.index, draw.source, draw.method, str(draw.family),
                                 float(np.max(draw.scale)) if draw.scale is not None and draw.scale.size else 1.0,
-                                draw.elements, size))
+                                draw.elements, size, output))
     return done(DECIDED, reason="the shift is the noise's, moved", laplace_shift=float(np.abs(laplace).sum()),
                 gaussian_mu=mu, epsilon_lower=lower, epsilon_upper=upper, bound=bound, violated=violated,
                 draws=tuple(shifts), **norms)
+
+
+def _integer_shifts(noise_shift: np.ndarray, families: np.ndarray,
+                    primitives: Sequence[Draw]) -> tuple[tuple[Any, ...], bool]:
+    """The discrete noise events of the integer elements' shifts, and whether some shift is off the integers
+    (the outputs then never coincide: epsilon = inf)."""
+    from ..events import DiscreteGaussian, DiscreteLaplace
+
+    scales = np.concatenate([np.broadcast_to(draw.scale, draw.shape).reshape(-1) for draw in primitives])
+    events: list[Any] = []
+    for index in np.flatnonzero(np.isin(families, DISCRETE_FAMILIES)):
+        steps = float(noise_shift[index])
+        rounded = round(steps)
+        if abs(steps - rounded) > 1e-6 * max(1.0, abs(steps)):
+            return (), True
+        if rounded:
+            kind = DiscreteLaplace if families[index] == "discrete_laplace" else DiscreteGaussian
+            events.append(kind(float(scales[index]), abs(int(rounded))))
+    return tuple(events), False
 
 
 def _single_noise_rows(matrix: np.ndarray, shift: np.ndarray, tolerance: np.ndarray) -> np.ndarray:

@@ -8,9 +8,10 @@ While :func:`instrumented` is active, a run started with :func:`active_run` also
   deterministically from the run when no seed is given);
 - dpaudit's own samplers ``dpaudit.mechanisms._noise.laplace`` and ``normal`` (the library's mechanisms
   draw Laplace noise as exponential times random signs: the sampler, not its parts, is the primitive);
-- diffprivlib's ``Laplace.randomise`` and ``Gaussian.randomise`` (also ``GaussianAnalytic``), when
-  diffprivlib is imported: the value passed is the location and the mechanism's scale is read as the
-  method computes it.
+- diffprivlib's ``Laplace.randomise`` and ``Gaussian.randomise`` (also ``GaussianAnalytic``), and the
+  integer ones ``Geometric.randomise`` (discrete Laplace, scale 1 / |``_scale``|, its signed rate) and
+  ``GaussianDiscrete.randomise`` (discrete Gaussian, sigma ``_scale``), when diffprivlib is imported: the
+  value passed is the location and the mechanism's scale is read as the method computes it.
 
 Randomness from anywhere else (``random``, ``secrets``, ``os.urandom``, an unseeded RandomState, C
 extensions) is not seen; the replay detects it when two runs with the same seed differ. Patching is
@@ -145,6 +146,13 @@ def _patches() -> list[tuple[Any, str, Any]]:
             lambda self: self.sensitivity / (self.epsilon - np.log(1 - self.delta)))))
         patches.append((DiffprivlibGaussian, "randomise", _diffprivlib_randomise(
             "gaussian", DiffprivlibGaussian.randomise, lambda self: self._scale)))
+        from diffprivlib.mechanisms import GaussianDiscrete as DiffprivlibDiscreteGaussian
+        from diffprivlib.mechanisms import Geometric as DiffprivlibGeometric
+
+        patches.append((DiffprivlibGeometric, "randomise", _diffprivlib_randomise(
+            "discrete_laplace", DiffprivlibGeometric.randomise, lambda self: 1.0 / abs(self._scale))))
+        patches.append((DiffprivlibDiscreteGaussian, "randomise", _diffprivlib_randomise(
+            "discrete_gaussian", DiffprivlibDiscreteGaussian.randomise, lambda self: self._scale)))
     return patches
 
 

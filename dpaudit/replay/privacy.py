@@ -5,7 +5,9 @@ N(0, 1) elements) and the same ``P`` on both inputs is, on that pair, exactly th
 shifted by ``delta_z`` with ``P delta_z = c(d) - c(d')``: pure epsilon ``sum |delta_z|`` over the Laplace
 elements (the product of Laplace densities attains the sum on a set of positive probability), and a
 Gaussian part that is mu-GDP with ``mu = ||delta_z||_2`` over the Gaussian elements (Dong, Roth & Su
-2019). Composed, the pair is the event tree ``Composed(Laplace(1/|s_i|)..., Gaussian(1/mu))``; its
+2019); integer noise moved by k steps is ``DiscreteLaplace(scale, k)`` / ``DiscreteGaussian(sigma, k)``
+(Canonne, Kamath & Steinke 2020). Composed, the pair is the event tree
+``Composed(Laplace(1/|s_i|)..., Gaussian(1/mu), DiscreteLaplace(...)...)``; its
 epsilon at the claimed delta comes from the PLD accountant as an interval (optimistic lower end,
 pessimistic upper end), from the exact Gaussian curve (Balle & Wang 2018) when only Gaussian noise
 moves, and in closed form at delta = 0.
@@ -17,13 +19,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..accountant import PLDAccountant, gaussian_delta, gaussian_epsilon
-from ..events import Composed, Gaussian, Laplace, PrivacyEvent, SelfComposed
+from ..events import Composed, DiscreteLaplace, Gaussian, Laplace, PrivacyEvent, SelfComposed
 
 __all__ = ["ShiftPrivacy", "shift_privacy", "shift_event", "exceeds_claim", "event_curve", "exceeds_curve",
            "EVENT_DELTAS"]
@@ -44,10 +47,11 @@ class ShiftPrivacy:
     upper: float
 
 
-def shift_event(laplace: np.ndarray, mu: float) -> PrivacyEvent | None:
+def shift_event(laplace: np.ndarray, mu: float, discrete: Sequence[PrivacyEvent] = ()) -> PrivacyEvent | None:
     """The event tree of a measured shift: one Laplace leaf per moved Laplace element (equal ones grouped),
-    one Gaussian leaf for the Gaussian elements together; None when nothing moved."""
-    leaves: list[PrivacyEvent] = []
+    one Gaussian leaf for the Gaussian elements together, the discrete leaves as given; None when nothing
+    moved."""
+    leaves: list[PrivacyEvent] = list(discrete)
     for shift, count in sorted(Counter(float(s) for s in np.abs(laplace) if s > 0).items()):
         leaf = Laplace(noise_multiplier=1.0 / shift)
         leaves.append(leaf if count == 1 else SelfComposed(leaf, count))
@@ -58,18 +62,25 @@ def shift_event(laplace: np.ndarray, mu: float) -> PrivacyEvent | None:
     return leaves[0] if len(leaves) == 1 else Composed(leaves)
 
 
-def shift_privacy(laplace: Any, mu: float, delta: float) -> ShiftPrivacy:
+def _pure_discrete(discrete: Sequence[PrivacyEvent]) -> float:
+    """Pure epsilon of the discrete leaves: k / scale per discrete Laplace, inf with any discrete Gaussian."""
+    return sum(e.sensitivity / e.scale if isinstance(e, DiscreteLaplace) else math.inf for e in discrete)
+
+
+def shift_privacy(laplace: Any, mu: float, delta: float, discrete: Sequence[PrivacyEvent] = ()) -> ShiftPrivacy:
     """Epsilon at ``delta`` of the pair whose noise moves by ``laplace`` (per Laplace element, standard
-    units) and ``mu`` (L2 over the Gaussian elements), bracketed: (lower, upper)."""
+    units), ``mu`` (L2 over the Gaussian elements) and the ``discrete`` events, bracketed: (lower, upper)."""
     shifts = np.abs(np.asarray(laplace, dtype=np.float64).reshape(-1))
-    pure = float(shifts.sum())
+    pure = float(shifts.sum()) + _pure_discrete(discrete)
     if pure == 0.0 and mu == 0.0:
         return ShiftPrivacy(delta, 0.0, 0.0)
-    if not math.isfinite(pure) or math.isinf(mu):
+    if math.isinf(float(shifts.sum())) or math.isinf(mu):
         return ShiftPrivacy(delta, math.inf, math.inf)
     if delta == 0.0:
         value = pure if mu == 0.0 else math.inf
         return ShiftPrivacy(delta, value * (1.0 - _SHIFT_SLACK), value * (1.0 + _SHIFT_SLACK))
+    if discrete:
+        return _accounted(shifts, mu, delta, discrete, pure)
     if pure == 0.0:  # Gaussian only: the exact curve
         upper = gaussian_epsilon(delta, mu * (1.0 + _SHIFT_SLACK))
         lower = gaussian_epsilon(delta, mu * (1.0 - _SHIFT_SLACK))
@@ -79,28 +90,37 @@ def shift_privacy(laplace: Any, mu: float, delta: float) -> ShiftPrivacy:
     if mu == 0.0 and int(np.count_nonzero(shifts)) == 1:
         value = max(0.0, single)
         return ShiftPrivacy(delta, value * (1.0 - _SHIFT_SLACK), value * (1.0 + _SHIFT_SLACK))
-    event = shift_event(shifts * (1.0 + _SHIFT_SLACK), mu * (1.0 + _SHIFT_SLACK))
+    bracket = _accounted(shifts, mu, delta, (), pure)
+    return ShiftPrivacy(delta, max(bracket.lower, single * (1.0 - _SHIFT_SLACK), 0.0), bracket.upper)
+
+
+def _accounted(shifts: np.ndarray, mu: float, delta: float, discrete: Sequence[PrivacyEvent],
+               pure: float) -> ShiftPrivacy:
+    """The PLD accountant's interval for the shift's event tree (continuous shifts widened by the float
+    slack for the upper end, narrowed for the lower end; discrete steps are exact)."""
+    event = shift_event(shifts * (1.0 + _SHIFT_SLACK), mu * (1.0 + _SHIFT_SLACK), discrete)
     _, upper = PLDAccountant().compose(event).epsilon_interval(delta)
-    event = shift_event(shifts * (1.0 - _SHIFT_SLACK), mu * (1.0 - _SHIFT_SLACK))
+    event = shift_event(shifts * (1.0 - _SHIFT_SLACK), mu * (1.0 - _SHIFT_SLACK), discrete)
     lower, _ = PLDAccountant().compose(event).epsilon_interval(delta)
     if mu == 0.0:
         upper = min(upper, pure * (1.0 + _SHIFT_SLACK))
-    return ShiftPrivacy(delta, max(lower, single * (1.0 - _SHIFT_SLACK), 0.0), upper)
+    return ShiftPrivacy(delta, max(lower, 0.0), upper)
 
 
-def exceeds_claim(laplace: Any, mu: float, epsilon: float, delta: float) -> tuple[bool, ShiftPrivacy]:
+def exceeds_claim(laplace: Any, mu: float, epsilon: float, delta: float,
+                  discrete: Sequence[PrivacyEvent] = ()) -> tuple[bool, ShiftPrivacy]:
     """Whether the shift certainly exceeds (epsilon, delta), and its epsilon bracket at ``delta``.
 
     Cheap screens first: a pure-epsilon sum within the claim cannot exceed it; a Gaussian-only shift is
     decided on the exact curve at the claimed epsilon.
     """
     shifts = np.abs(np.asarray(laplace, dtype=np.float64).reshape(-1))
-    pure = float(shifts.sum())
+    pure = float(shifts.sum()) + _pure_discrete(discrete)
     if mu == 0.0 and pure * (1.0 + _SHIFT_SLACK) <= epsilon:
         return False, ShiftPrivacy(delta, pure * (1.0 - _SHIFT_SLACK) if delta == 0 else 0.0,
                                    pure * (1.0 + _SHIFT_SLACK))
-    bracket = shift_privacy(shifts, mu, delta)
-    if pure == 0.0 and delta > 0.0 and math.isfinite(mu):
+    bracket = shift_privacy(shifts, mu, delta, discrete)
+    if pure == 0.0 and not discrete and delta > 0.0 and math.isfinite(mu):
         exact = gaussian_delta(epsilon, mu * (1.0 - _SHIFT_SLACK))
         return exact > delta, bracket
     return bracket.lower > epsilon, bracket
@@ -115,9 +135,10 @@ def event_curve(event: PrivacyEvent) -> list[tuple[float, float]]:
     return curve + [(delta, accountant.epsilon(delta)) for delta in EVENT_DELTAS]
 
 
-def exceeds_curve(laplace: Any, mu: float, curve: list[tuple[float, float]]) -> tuple[bool, ShiftPrivacy]:
+def exceeds_curve(laplace: Any, mu: float, curve: list[tuple[float, float]],
+                  discrete: Sequence[PrivacyEvent] = ()) -> tuple[bool, ShiftPrivacy]:
     """Whether the shift's epsilon (lower bound) exceeds the claimed curve at one of its deltas; returns the
     bracket at the delta where it exceeds it most."""
-    brackets = [(shift_privacy(laplace, mu, delta), allowed) for delta, allowed in curve]
+    brackets = [(shift_privacy(laplace, mu, delta, discrete), allowed) for delta, allowed in curve]
     worst, allowed = max(brackets, key=lambda pair: pair[0].lower - pair[1])
     return worst.lower > allowed, worst

@@ -11,8 +11,8 @@ frozen randomness, identical between two runs with the same seed as long as the 
 
 A run may ask for *perturbations*: ``{draw index: array t}`` adds ``scale * t`` to the value that primitive
 draw returns (t in standard units), which is how the replay measures how the output responds to the noise;
-and for *overrides*: ``{draw index: value}`` returns that value instead (the noise of another run, so the
-frozen randomness can change while the noise stays).
+and for *overrides*: ``{draw index: noise}`` returns this run's location plus that noise instead (the noise
+of another run, so the frozen randomness can change while the noise stays).
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Draw", "Recorder", "RecordingGenerator", "NOISE_FAMILIES", "GENERATOR_PRIMITIVES", "generator_draw",
+__all__ = ["Draw", "Recorder", "RecordingGenerator", "NOISE_FAMILIES", "DISCRETE_FAMILIES", "GENERATOR_PRIMITIVES",
+           "generator_draw",
            "primitive_parameters", "bind_arguments"]
 
-#: Noise families the replay can attribute a shift to (standardised value: Laplace(0, 1) or N(0, 1)).
-NOISE_FAMILIES: tuple[str, ...] = ("laplace", "gaussian")
+#: Noise families the replay can attribute a shift to. Continuous ones are moved in standard units
+#: (Laplace(0, 1), N(0, 1): the unit is the scale); discrete ones (integer noise: discrete Laplace with
+#: P(k) ~ exp(-|k| / scale), discrete Gaussian with P(k) ~ exp(-k^2 / (2 scale^2))) in integer steps.
+NOISE_FAMILIES: tuple[str, ...] = ("laplace", "gaussian", "discrete_laplace", "discrete_gaussian")
+DISCRETE_FAMILIES: tuple[str, ...] = ("discrete_laplace", "discrete_gaussian")
 
 #: Generator methods that are additive noise primitives: method -> (family, location keyword, scale keyword).
 GENERATOR_PRIMITIVES: dict[str, tuple[str, str | None, str | None]] = {
@@ -71,6 +75,8 @@ class Draw:
         scale: the scale of a noise primitive as passed (broadcast to ``shape``), else None.
         location: the location of a noise primitive as passed (broadcast to ``shape``), else None.
         value: what a noise primitive returned (before any perturbation), else None.
+        unit: what one step of perturbation adds to a noise primitive's value (the scale for continuous
+            families, 1 for discrete ones), else None.
     """
 
     index: int
@@ -82,6 +88,7 @@ class Draw:
     scale: np.ndarray | None = field(default=None, compare=False, repr=False)
     location: np.ndarray | None = field(default=None, compare=False, repr=False)
     value: np.ndarray | None = field(default=None, compare=False, repr=False)
+    unit: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def signature(self) -> tuple[Any, ...]:
@@ -144,16 +151,21 @@ class Recorder:
         family, location, scale = primitive
         scale_array = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape)
         location_array = np.broadcast_to(np.asarray(location, dtype=np.float64), shape)
+        unit = np.ones(shape) if family in DISCRETE_FAMILIES else scale_array
         self.draws.append(Draw(index, source, method, shape, parameters, family, scale_array, location_array,
-                               np.array(value, dtype=np.float64)))
+                               np.array(value, dtype=np.float64), unit))
         override = self.overrides.get(index)
-        if override is not None and np.shape(override) == shape:
-            value = float(override) if np.ndim(value) == 0 else np.array(override, dtype=np.float64)
+        if override is not None and np.shape(override) == shape:  # another run's noise, at this run's location
+            forced = location_array + override
+            value = (int(round(float(forced))) if isinstance(value, (int, np.integer)) else float(forced)) \
+                if np.ndim(value) == 0 else np.array(forced, dtype=np.float64)
         shift = self.perturbations.get(index)
         if shift is None or np.shape(shift) != shape:  # the draws changed course: the caller sees it in the log
             return value
-        moved = np.asarray(value, dtype=np.float64) + scale_array * shift
-        return float(moved) if np.ndim(value) == 0 else moved
+        moved = np.asarray(value, dtype=np.float64) + unit * shift
+        if np.ndim(value) == 0:
+            return int(round(float(moved))) if isinstance(value, (int, np.integer)) else float(moved)
+        return moved
 
 
 def primitive_parameters(method: str, arguments: dict[str, Any]) -> tuple[str, Any, Any] | None:

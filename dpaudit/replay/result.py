@@ -29,9 +29,10 @@ def _data(value: Any) -> Any:
 class DrawShift:
     """How far one noise draw had to move to explain the output shift.
 
-    ``shift`` is in standard units of the noise (L1 over the draw's elements for Laplace, L2 for
-    Gaussian); ``output_shift = shift * scale`` is the same in the units the code passed the scale in
-    (the measured sensitivity this draw carries; Laplace at claimed epsilon allows ``scale * epsilon``).
+    ``shift`` is in standard units of the noise (integer steps for discrete noise; L1 over the draw's
+    elements for the Laplace families, L2 for the Gaussian ones); ``output_shift`` is the same in the units
+    of the noise's value (the measured sensitivity this draw carries; Laplace at claimed epsilon allows
+    ``scale * epsilon``).
     """
 
     index: int
@@ -41,10 +42,7 @@ class DrawShift:
     scale: float
     elements: int
     shift: float
-
-    @property
-    def output_shift(self) -> float:
-        return self.shift * self.scale
+    output_shift: float
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "source": self.source, "method": self.method, "family": self.family,

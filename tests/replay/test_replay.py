@@ -201,3 +201,23 @@ def test_subsampling_at_frozen_randomness_is_not_a_finding():
     for seed in range(5):
         result = replay(subsampled, [1.0], [0.0], epsilon=amplified, seed=seed)
         assert not result.violated and result.verdict == "undecided", result.summary()
+
+
+def test_diffprivlib_through_its_adapter_continuous_and_integer_noise():
+    mechanisms_module = pytest.importorskip("diffprivlib.mechanisms")
+    from dpaudit.adapters import diffprivlib
+
+    laplace = diffprivlib(mechanisms_module.Laplace(epsilon=1.0, sensitivity=1.0))
+    assert not replay(laplace, [0.0], [1.0]).violated and replay(laplace, [0.0], [3.0]).violated
+    geometric = diffprivlib(mechanisms_module.Geometric(epsilon=0.5, sensitivity=1))
+    result = replay(geometric, [0], [1])
+    assert not result.violated and result.epsilon_lower == pytest.approx(0.5, rel=1e-6)
+    assert replay(geometric, [0], [3]).epsilon_lower == pytest.approx(1.5, rel=1e-6)
+
+    def off_grid(data, size, rng):  # integer noise plus half the data: d and d' never share an output
+        return geometric([0], size, rng) + 0.5 * np.sum(data)
+
+    off_grid.privacy = geometric.privacy
+    assert math.isinf(replay(off_grid, [1.0], [2.0]).epsilon_lower)
+    discrete_gaussian = diffprivlib(mechanisms_module.GaussianDiscrete(epsilon=1.0, delta=1e-5, sensitivity=1))
+    assert not replay(discrete_gaussian, [0], [1]).violated and replay(discrete_gaussian, [0], [2]).violated
