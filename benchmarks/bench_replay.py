@@ -116,10 +116,12 @@ def soundness(count: int) -> list[dict]:
                  for c in CATALOG if not c.buggy for eps in (0.5, 1.0)]
     subjects += [("clipped_mean (twin of the mean bugs)", sensitivity_bugs.ClippedMean(0.5),
                   records(-5, 5, count, "replace_one"), None)]
+    subjects += [(name, mechanism, pairs, None) for name, mechanism, pairs in diffprivlib_soundness(count)]
     subjects += [(e.name, e.mechanism, e.neighbours, None) for e in examples() if e.name.startswith("dpsgd")]
     for name, mechanism, neighbours, claim in subjects:
         base = name.split(" ")[1] if name.startswith("catalog ") else name
-        pairs = example_pairs(base, mechanism, neighbours, 0 if name.startswith("dpsgd") else count)
+        pairs = neighbours if name.startswith("diffprivlib") else example_pairs(
+            base, mechanism, neighbours, 0 if name.startswith("dpsgd") else count)
         kwargs = {} if claim is None else {"epsilon": claim[0], "delta": claim[1]}
         started = time.perf_counter()
         result = replay_pairs(mechanism, pairs, **kwargs)
@@ -179,18 +181,42 @@ def corpus(count: int) -> list[dict]:
 
 def diffprivlib_entries(count: int) -> list[tuple]:
     try:
-        from diffprivlib.mechanisms import Laplace
+        from diffprivlib.mechanisms import Geometric, Laplace
     except ImportError:
         return []
     mean_noise = dpaudit.adapters.diffprivlib(Laplace(epsilon=0.5, sensitivity=0.1))
+    count_noise = dpaudit.adapters.diffprivlib(Geometric(epsilon=0.5, sensitivity=1))
 
     def unclipped_mean(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """User code on diffprivlib: a mean over a public n = 10 with sensitivity 1/n declared, never clipped."""
         return mean_noise([float(np.sum(data)) / 10.0], size, rng)
 
+    def duplicated_count(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """User code on diffprivlib: a count after a join that duplicates every row, sensitivity 1 declared."""
+        return count_noise([2 * len(data)], size, rng)
+
     unclipped_mean.privacy = mean_noise.privacy
+    duplicated_count.privacy = count_noise.privacy
     return [("diffprivlib Laplace, unclipped mean (user code)", "sensitivity (missing clamp)", unclipped_mean,
-             records(-5, 5, count, "replace_one"), ([0.5] * 10, [0.5] * 9 + [3.0]))]
+             records(-5, 5, count, "replace_one"), ([0.5] * 10, [0.5] * 9 + [3.0])),
+            ("diffprivlib Geometric, count of duplicated rows (user code)", "sensitivity (integer noise)",
+             duplicated_count, records(0, 1, count), ([1.0] * 5, [1.0] * 6))]
+
+
+def diffprivlib_soundness(count: int) -> list[tuple]:
+    """diffprivlib's own mechanisms through the adapter, on pairs within their sensitivity."""
+    try:
+        from diffprivlib.mechanisms import GaussianAnalytic, GaussianDiscrete, Geometric, Laplace
+    except ImportError:
+        return []
+    adapter = dpaudit.adapters.diffprivlib
+    real = moved_vectors(1, count)
+    whole = [([a], [b]) for a, b in drawn(st.tuples(st.integers(-50, 50), st.sampled_from([-1, 1])), count)]
+    whole = [(a, [a[0] + b[0]]) for a, b in whole]
+    return [("diffprivlib Laplace", adapter(Laplace(epsilon=0.5, sensitivity=1.0)), real),
+            ("diffprivlib GaussianAnalytic", adapter(GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0)), real),
+            ("diffprivlib Geometric", adapter(Geometric(epsilon=0.5, sensitivity=1)), whole),
+            ("diffprivlib GaussianDiscrete", adapter(GaussianDiscrete(epsilon=0.5, delta=1e-5, sensitivity=1)), whole)]
 
 
 def run_corpus(count: int, samples: int) -> list[dict]:
