@@ -36,6 +36,7 @@ import dpaudit
 import dpaudit.adapters
 from dpaudit._io import atomic_write_text
 from dpaudit.mechanisms import CATALOG, buggy, examples, hierarchical_strategy, sensitivity_bugs
+from dpaudit.auditor import statdp_query_pairs
 from dpaudit.replay import generated_pairs, replay_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,11 +60,14 @@ def drawn(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list[Any]:
 reals = st.floats(-20, 20, allow_nan=False, width=32)
 
 
-def moved_vectors(length: int, count: int, step: float = 1.0, seed: int = 0) -> list[tuple[list, list]]:
-    """Query-answer vectors and a copy with every answer moved by at most ``step`` (sensitivity 1 each)."""
-    moves = st.lists(st.floats(-step, step, allow_nan=False, width=32), min_size=length, max_size=length)
+def moved_vectors(length: int, count: int, seed: int = 0) -> list[tuple[list, list]]:
+    """The StatDP patterns of ``length`` answers, then query-answer vectors and a copy with every answer
+    moved by at most 1 (sensitivity 1 each), by a whole step in the first half of them."""
+    moves = st.lists(st.floats(-1.0, 1.0, allow_nan=False, width=32), min_size=length, max_size=length)
     pairs = drawn(st.tuples(st.lists(reals, min_size=length, max_size=length), moves), count, seed)
-    return [(a, [x + m for x, m in zip(a, b)]) for a, b in pairs]
+    generated = [(a, [x + (m if i >= count // 2 else float(np.sign(m) or 1.0)) for x, m in zip(a, b)])
+                 for i, (a, b) in enumerate(pairs)]
+    return [(list(map(float, a)), list(map(float, b))) for a, b in statdp_query_pairs(length)] + generated
 
 
 def one_bin_moved(length: int, count: int, seed: int = 0, low: int = 0, high: int = 50) -> list[tuple[list, list]]:

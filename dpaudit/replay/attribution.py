@@ -121,9 +121,7 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
     frozen = _frozen_randomness_matters(mechanism, d, d_prime, seeds, base, other)
     if frozen is not None:
         return done(UNDECIDED, reason=frozen, **norms)
-    if not np.any(np.abs(shift) > tolerance):
-        return done(DECIDED, reason="the outputs do not move under identical draws", laplace_shift=0.0,
-                    gaussian_mu=0.0, epsilon_lower=0.0, epsilon_upper=0.0, bound="exact", **norms)
+    moves = bool(np.any(np.abs(shift) > tolerance))
     primitives = base[0].primitives
     elements = sum(draw.elements for draw in primitives)
     if elements == 0:
@@ -132,10 +130,10 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
         if random_outputs or any(run.draws for run in base):
             return done(UNDECIDED, reason="no additive noise draw the replay can attribute the shift to (the "
                                           "randomness is uniforms, integers or bits)", **norms)
-        violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
-        return done(DECIDED, reason="the mechanism is deterministic and its output moves", laplace_shift=math.inf,
-                    gaussian_mu=0.0, epsilon_lower=lower, epsilon_upper=upper, bound="exact", violated=violated,
-                    **norms)
+        violated, lower, upper = judge(np.array([math.inf if moves else 0.0]), 0.0, ())
+        return done(DECIDED, reason="the mechanism is deterministic" + (" and its output moves" if moves else ""),
+                    laplace_shift=math.inf if moves else 0.0, gaussian_mu=0.0, epsilon_lower=lower,
+                    epsilon_upper=upper, bound="exact", violated=violated, **norms)
     if elements > MAX_NOISE_ELEMENTS:
         return done(UNDECIDED, reason=f"{elements} noise elements per run (the replay attributes at most "
                                       f"{MAX_NOISE_ELEMENTS})", **norms)
