@@ -9,7 +9,8 @@ are the noise primitives' standardised values and w everything else drawn:
    randomness other than the noise is redrawn with the noise held fixed (else the output is not the
    data's value plus noise -- a selection, a comparison, a subsample -- and the replay cannot decide);
 3. ``P`` is measured column by column (one perturbed run per noise element) and the model is checked
-   with random perturbations of the noise at several magnitudes, on d, on d' and on a second seed (else
+   with random perturbations of the noise at several magnitudes, on d, on d' and on a second seed, and
+   against the other seeds' runs (their outputs must differ by ``P`` times their noise's difference) (else
    not affine: post-processing such as clipping, rounding or argmax -- undecided; or the noise enters
    differently on d and d' -- a data-dependent noise scale, which diverges);
 4. the noise shift ``delta_z`` solving ``P delta_z = shift`` is the pair's privacy loss: exact when the
@@ -171,7 +172,22 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
                 return done(UNDECIDED, reason=f"the output is not affine in the noise (checked at {magnitude:g} "
                                               "standard units): post-processing such as clipping, rounding or a "
                                               "selection", **norms)
+    # the same model across the seeds: their outputs differ by P times the difference of their own noise
+    for runs in (base, other):
+        for run in runs[1:]:
+            moved_noise = _standard_noise(run) - _standard_noise(runs[0])
+            slack = _tolerance(run.outputs, runs[0].outputs) + _RELATIVE * np.abs(matrix) @ np.abs(moved_noise)
+            if np.any(np.abs(_difference(run.outputs, runs[0].outputs) - matrix @ moved_noise) > slack):
+                return done(UNDECIDED, reason="the outputs under other seeds are not the noise map applied to their "
+                                              "noise: the output is not affine in the noise (a selection or "
+                                              "comparison)", **norms)
     return _attribute(done, matrix, shift, tolerance, primitives, judge, norms)
+
+
+def _standard_noise(run: Run) -> np.ndarray:
+    """A run's noise in the units the replay moves it by: (value - location) / unit, every element."""
+    parts = [((draw.value - draw.location) / draw.unit).reshape(-1) for draw in run.primitives]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _frozen_randomness_matters(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], base: Sequence[Run],
