@@ -221,3 +221,13 @@ def test_diffprivlib_through_its_adapter_continuous_and_integer_noise():
     assert math.isinf(replay(off_grid, [1.0], [2.0]).epsilon_lower)
     discrete_gaussian = diffprivlib(mechanisms_module.GaussianDiscrete(epsilon=1.0, delta=1e-5, sensitivity=1))
     assert not replay(discrete_gaussian, [0], [1]).violated and replay(discrete_gaussian, [0], [2]).violated
+
+
+def test_a_selection_that_never_flips_at_small_noise_is_not_a_finding():
+    # argmax with little noise: d always picks 0, d' always picks 1 under the same draws, yet the mechanism
+    # is 100-DP (report noisy max); the probes at large magnitudes show the output is not affine in the noise
+    def noisy_argmax(data, size, rng):
+        return np.argmax(np.asarray(data, float) + rng.laplace(0.0, 0.02, (size, 2)), axis=1)
+
+    result = replay(noisy_argmax, [1.0, 0.5], [0.0, 1.5], epsilon=100.0)
+    assert not result.violated and result.verdict == "undecided"
