@@ -223,10 +223,16 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
                primitives: Sequence[Draw], judge: Any, norms: dict[str, float]) -> PairReplay:
     families = np.concatenate([np.full(draw.elements, draw.family, dtype=object) for draw in primitives])
     used = np.any(np.abs(matrix) > _RELATIVE * (1.0 + np.abs(matrix).max()), axis=0)
+    if not used.any():
+        return done(UNDECIDED, reason="no noise draw moves the outputs at the magnitudes probed: the noise is unused "
+                                      "or selects among outputs (report noisy max with a clear winner)", **norms)
     moved = matrix[:, used]
     solution, *_ = np.linalg.lstsq(moved, shift, rcond=None) if moved.size else (np.zeros(0),)
     residual = shift - moved @ solution if moved.size else shift
     if np.any(np.abs(residual) > 1e3 * tolerance + 1e-6 * np.abs(shift).max()):
+        if not used.all():  # an idle noise draw may be a selection that did not flip: no verdict
+            return done(UNDECIDED, reason="the outputs move where no noise reaches, and some noise draws do not move "
+                                          "the outputs (possibly a selection that did not change)", **norms)
         violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
         return done(DECIDED, reason="the outputs move in a direction no noise draw reaches", laplace_shift=math.inf,
                     gaussian_mu=0.0, epsilon_lower=lower, epsilon_upper=upper, violated=violated,
@@ -256,6 +262,8 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
                                     "different grids", laplace_shift=math.inf, gaussian_mu=0.0, epsilon_lower=lower,
                     epsilon_upper=upper, violated=violated, bound=bound, **norms)
     violated, lower, upper = judge(laplace, mu, integer_events)
+    if not used.all():
+        bound += "; assumes the noise draws that do not move the outputs are unused"
     if bound != "exact":
         upper = math.inf
     shifts, start = [], 0
