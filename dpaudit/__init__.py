@@ -23,7 +23,12 @@ _LAZY = {
     "ScoreAuditResult": "dpaudit.auditor",
     "audit_one_run": "dpaudit.auditor",
     "OneRunResult": "dpaudit.auditor",
+    "replay": "dpaudit.replay",
+    "ReplayResult": "dpaudit.replay",
 }
+# Names that are the module itself: ``dpaudit.replay`` is the package dpaudit/replay/, callable as its
+# ``replay`` function (so ``import dpaudit.replay`` and ``dpaudit.replay(...)`` agree).
+_MODULES = {"replay"}
 
 __all__ = list(_LAZY)
 from ._version import __version__
@@ -31,7 +36,8 @@ from ._version import __version__
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module = importlib.import_module(_LAZY[name])
+        value = module if name in _MODULES else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")

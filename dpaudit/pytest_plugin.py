@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["DPAudit", "DPAuditSettings", "MARKER_ARGUMENTS", "DEFAULT_FALSE_ALARM_RATE", "DEFAULT_SAMPLES"]
+__all__ = ["DPAudit", "DPReplay", "DPAuditSettings", "MARKER_ARGUMENTS", "DEFAULT_FALSE_ALARM_RATE", "DEFAULT_SAMPLES"]
 
 DEFAULT_FALSE_ALARM_RATE = 0.01
 DEFAULT_SAMPLES = 200_000
@@ -268,3 +268,38 @@ def dp_audit(request: pytest.FixtureRequest) -> DPAudit:
                     pytrace=False)
     samples = _marker_arguments(item).get("samples")
     return DPAudit(item.nodeid, settings, audits, samples)
+
+
+class DPReplay:
+    """The ``dp_replay`` fixture: call it like :func:`dpaudit.replay.replay` (or ``.pairs`` like
+    :func:`~dpaudit.replay.replay_pairs`) without ``seed`` (derived from ``--dp-seed`` and the node id). A
+    replay violation is deterministic (no false-alarm share is spent) and fails the test; a control-flow
+    divergence or an undecided pair does not (audit those with ``dp_audit``)."""
+
+    def __init__(self, nodeid: str, seed: int) -> None:
+        self.nodeid, self.seed, self.results = nodeid, seed, []
+
+    def __call__(self, mechanism: Callable, d: Any, d_prime: Any, **claim: Any) -> Any:
+        """Replay ``mechanism`` on (d, d_prime) against ``epsilon=``/``delta=`` or ``event=``; returns the result."""
+        __tracebackhide__ = True
+        return self.pairs(mechanism, [(d, d_prime)], **claim)
+
+    def pairs(self, mechanism: Callable, pairs: Sequence[tuple[Any, Any]], **claim: Any) -> Any:
+        """Replay over several pairs; the largest measured shift decides."""
+        __tracebackhide__ = True
+        from .replay import replay_pairs
+
+        if "seed" in claim:
+            pytest.fail("dp_replay: seed is set by the plugin (--dp-seed), not per call", pytrace=False)
+        result = replay_pairs(mechanism, pairs, seed=_seed(self.seed, self.nodeid, len(self.results)), **claim)
+        self.results.append(result)
+        if result.violated:
+            pytest.fail(f"differential privacy VIOLATED (record/replay): {result.summary()}", pytrace=False)
+        return result
+
+
+@pytest.fixture
+def dp_replay(request: pytest.FixtureRequest) -> DPReplay:
+    """Gray-box replay checks in a test: measured vs declared sensitivity, with a seed derived from the node id."""
+    settings = request.config.stash.get(_SETTINGS_KEY, None)
+    return DPReplay(request.node.nodeid, settings.seed if settings is not None else 0)

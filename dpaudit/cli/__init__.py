@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from .._isolation import IsolatedError, isolation_available, run_isolated
 from ..errors import ClusterError, DPAuditError, MechanismError
-from . import accuracy, audit, budget, check, scores
+from . import accuracy, audit, budget, check, replay, scores
 from .._limits import IMPORT_TIMEOUT, memory_limit_note, process_memory_limit
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FINDING", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED",
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     accuracy.register(subparsers)
     check.register(subparsers)
     scores.register(subparsers)
+    replay.register(subparsers)
     _add_exit_codes(parser)
     return parser
 

@@ -112,6 +112,10 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
         state = "not tested: " + visible(row["reason"]) if not row["applicable"] else ("holds" if row["holds"] else "REJECTED")
         return (f"accuracy {where}{name}: P[error > {format_number(row['alpha'], 4)}] = {format_number(row['failure_rate'], 4)} "
                 f"vs beta {row['beta']:g}: {state}")
+    if kind == "replay":
+        from ..reporting.replay_rows import replay_line
+
+        return replay_line(row, where)
     if kind == "score_audit":
         state = "VIOLATED" if row["violated"] else "pass"
         return (f"scores   {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "

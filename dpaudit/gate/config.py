@@ -60,8 +60,10 @@ from typing import Any
 from .._limits import DEFAULT_MEMORY_LIMIT, parse_memory
 from .._loading import pairs_from
 from ..errors import ConfigError, DPAuditError
+from .mechanism_fields import entry_mechanism, entry_pairs
+from .replay_entries import parse_replay
 from .score_audit import parse_score_audit
-from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_timeout
+from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_event, entry_timeout
 
 __all__ = ["GateSettings", "AuditSpec", "AccuracySpec", "BudgetSpec", "GateConfig", "load_config"]
 
@@ -145,68 +147,19 @@ class GateConfig:
     accuracy: tuple[AccuracySpec, ...]
     budgets: tuple[BudgetSpec, ...]
     score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)
+    replays: tuple[Any, ...] = ()  # ReplaySpec (dpaudit.gate.replay_entries)
 
     @property
     def check_count(self) -> int:
         return len(self.audits) + len(self.accuracy) + len(self.score_audits)
 
 
-def _example(entry: Table) -> Any:
-    from ..mechanisms import examples
-
-    name = entry.get("example", str)
-    found = {example.name: example for example in examples()}
-    if name not in found:
-        raise entry.error("example", f"no example named {name!r} (known: {', '.join(sorted(found))})")
-    return found[name]
-
-
-def _pairs(entry: Table, example: Any) -> tuple[tuple[Any, Any], ...]:
-    given = [key for key in ("neighbours", "d") if entry.has(key)]
-    if entry.has("d_prime") and not entry.has("d"):
-        raise entry.error("d", "is required with d_prime")
-    if len(given) > 1:
-        raise entry.error("neighbours", "give either neighbours or d/d_prime, not both")
-    if entry.has("d"):
-        if not entry.has("d_prime"):
-            raise entry.error("d_prime", "is required with d")
-        return ((entry.table["d"], entry.table["d_prime"]),)
-    if entry.has("neighbours"):
-        value = entry.table["neighbours"]
-        if isinstance(value, str):
-            loaded = entry.load("neighbours")
-            if callable(loaded):
-                return loaded  # called when the entry runs: an exception there is that entry's error
-            try:
-                return tuple(pairs_from(loaded, value))
-            except DPAuditError as exc:
-                raise entry.error("neighbours", str(exc)) from exc
-        if isinstance(value, list) and value and all(isinstance(p, list) and len(p) == 2 for p in value):
-            return tuple((p[0], p[1]) for p in value)
-        raise entry.error("neighbours", "must be 'module:attribute' or a list of [d, d_prime] pairs")
-    if example is not None:
-        return tuple(tuple(pair) for pair in example.neighbours)
-    raise entry.error("neighbours", "is required (or d and d_prime, or example)")
-
-
-def _mechanism(entry: Table) -> tuple[Any, Any, str]:
-    if entry.has("example") == entry.has("mechanism"):
-        raise entry.error("mechanism", "give exactly one of mechanism = 'module:callable' or example = 'name'")
-    if entry.has("example"):
-        example = _example(entry)
-        return example.mechanism, example, f"dpaudit example {example.name!r}"
-    mechanism = entry.load("mechanism")
-    if not callable(mechanism):
-        raise entry.error("mechanism", "must name a callable mechanism(data, size, rng)")
-    return mechanism, None, entry.table["mechanism"]
-
-
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = Table(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
                                                    "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve"})
     name = entry.get("name", str)
-    mechanism, example, source = _mechanism(entry)
-    pairs = _pairs(entry, example)
+    mechanism, example, source = entry_mechanism(entry)
+    pairs = entry_pairs(entry, example)
     claim = _claim(entry)
     curve = entry.get("curve", bool, None)
     if curve and claim is None and getattr(mechanism, "event", None) is None:
@@ -244,13 +197,7 @@ def _claim(entry: Table) -> Any:
             raise entry.error("claim", f"{value!r} must be a GDP mu > 0 and finite")
         return float(value)
     if isinstance(value, str):
-        from ..events_parser import EventParseError, parse_event
-
-        try:
-            return parse_event(value)
-        except EventParseError as exc:
-            column = f"column {exc.column}: " if exc.column is not None else ""
-            raise entry.error("claim", f"{column}{exc.detail} in {value!r}") from None
+        return entry_event(entry, "claim", value)
     if isinstance(value, dict):
         from ..guarantee import Guarantee
 
@@ -268,7 +215,7 @@ def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> Accu
     entry = Table(path, "accuracy", index, table, {"name", "mechanism", "example", "data", "beta", "alpha", "error",
                                                       "samples", "confidence_level", "timeout"})
     name = entry.get("name", str)
-    mechanism, example, source = _mechanism(entry)
+    mechanism, example, source = entry_mechanism(entry)
     if entry.has("data"):
         value = entry.table["data"]
         data = entry.load("data") if isinstance(value, str) and ":" in value else value
@@ -335,13 +282,7 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
 def _event_budget(entry: Table, name: str, parameters: dict[str, Any], settings: GateSettings | None) -> BudgetSpec:
     """A budget over any event tree: max_epsilon at delta, or max_delta at epsilon; the event string is
     parsed safely (never evaluated) and must be supported by the chosen accountant."""
-    from ..events_parser import EventParseError, parse_event
-
-    try:
-        event = parse_event(parameters["event"])
-    except EventParseError as exc:
-        column = f"column {exc.column}: " if exc.column is not None else ""
-        raise entry.error("event", f"{column}{exc.detail} in {parameters['event']!r}") from None
+    event = entry_event(entry, "event", parameters["event"])
     if entry.has("max_epsilon") == entry.has("max_delta"):
         raise entry.error("max_epsilon", "give exactly one of max_epsilon (with delta) or max_delta (with epsilon)")
     if entry.has("max_epsilon"):
@@ -402,11 +343,11 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
-    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit"})
+    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "replay"})
     if unknown:
         raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]], "
-                          "[[score_audit]])")
-    for section in ("audit", "accuracy", "budget", "score_audit"):
+                          "[[score_audit]], [[replay]])")
+    for section in ("audit", "accuracy", "budget", "score_audit", "replay"):
         if section in document and not isinstance(document[section], list):
             raise ConfigError(f"{label}: [{section}] must be an array of tables: write [[{section}]]")
     settings = _settings(label, document.get("gate", {}))
@@ -414,10 +355,11 @@ def load_config(path: str | Path) -> GateConfig:
     accuracy = tuple(_accuracy(label, i, t, settings) for i, t in enumerate(document.get("accuracy", [])))
     budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
     score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
-    names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits)]
+    replays = tuple(parse_replay(label, i, t, settings) for i, t in enumerate(document.get("replay", [])))
+    names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits, *replays)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")
     if not names:
-        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]] or [[score_audit]] entries")
-    return GateConfig(label, settings, audits, accuracy, budgets, score_audits)
+        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]], [[score_audit]] or [[replay]] entries")
+    return GateConfig(label, settings, audits, accuracy, budgets, score_audits, replays)

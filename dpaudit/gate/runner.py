@@ -38,6 +38,7 @@ from .curve_entries import curve_entry
 from .executors import Job, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
+from .replay_entries import replay_error_row, run_replay_entry
 from .score_audit import run_score_audit
 from .seeds import entry_seed
 
@@ -60,10 +61,11 @@ class GateResult:
     accuracy_results: dict[str, Any] = field(default_factory=dict, repr=False)
     budget_curves: dict[str, tuple] = field(default_factory=dict, repr=False)  # name -> (x, {label: y}, x label)
     score_audits: list[dict[str, Any]] = field(default_factory=list)  # [[score_audit]] rows
+    replays: list[dict[str, Any]] = field(default_factory=list)  # [[replay]] rows
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        return [*self.audits, *self.accuracy, *self.budgets, *self.score_audits]
+        return [*self.audits, *self.accuracy, *self.budgets, *self.score_audits, *self.replays]
 
     @property
     def errors(self) -> list[dict[str, Any]]:
@@ -92,7 +94,8 @@ class GateResult:
         return json_ready({"config": self.config, "seed": self.seed, "passed": self.passed, "status": self.status,
                            "false_alarm_bound": self.false_alarm_bound, "seconds": self.seconds,
                            "audits": self.audits, "accuracy": self.accuracy, "budgets": self.budgets,
-                           **({"score_audits": self.score_audits} if self.score_audits else {})})
+                           **({"score_audits": self.score_audits} if self.score_audits else {}),
+                           **({"replays": self.replays} if self.replays else {})})
 
 
 def baseline_upper_bound(record: dict[str, Any], alpha: float) -> float:
@@ -372,7 +375,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     records = _baseline_records(baseline, config)
     score_specs = getattr(config, "score_audits", ())
     score_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in score_specs]
-    total = len(config.audits) + len(config.accuracy) + len(config.budgets) + len(score_specs)
+    replay_specs = getattr(config, "replays", ())
+    total = len(config.audits) + len(config.accuracy) + len(config.budgets) + len(score_specs) + len(replay_specs)
     position = 0
 
     def report(kind: str, row: dict[str, Any]) -> None:
@@ -387,10 +391,18 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
 
         def job(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> Job:
             limit = spec.timeout if getattr(spec, "timeout", None) is not None else (timeout or DEFAULT_ENTRY_TIMEOUT)
-            source = getattr(spec, "source", None) if kind in ("audit", "accuracy") else None
+            source = getattr(spec, "source", None) if kind in ("audit", "accuracy", "replay") else None
             what = f"running {kind} {spec.name!r}" + (f" (mechanism {source})" if source else "")
             return executor.submit(Job(kind, spec.name, function, arguments, limit, memory_limit=memory, what=what))
 
+        # replays first: deterministic and fast, their findings come before the statistical audits'
+        replay_jobs = [job("replay", spec, run_replay_entry, (spec,)) for spec in replay_specs]
+        replay_rows = []
+        for spec, pending in zip(replay_specs, replay_jobs):
+            value, error, seconds = executor.wait(pending)
+            row = value if error is None else replay_error_row(spec, error, seconds)
+            replay_rows.append(row)
+            report("replay", row)
         audit_jobs = [job("audit", spec, _audit_entry, (spec, alpha / 2.0 if baseline is not None else alpha, alpha,
                                                           entry_seed(seed, spec.name), seed, workers, keep_details,
                                                           records.get(spec.name), baseline is not None))
@@ -438,7 +450,7 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
             report("score_audit", row)
     return GateResult(config.path, seed, rows, accuracy_rows, budgets,
                       float(sum(audit_alphas) + sum(accuracy_alphas) + sum(score_alphas)),
-                      time.perf_counter() - started, results, accuracy_results, curves, score_rows)
+                      time.perf_counter() - started, results, accuracy_results, curves, score_rows, replay_rows)
 
 
 def _score_error_row(spec: Any, error: IsolatedError, seconds: float, alpha: float) -> dict[str, Any]:

@@ -158,7 +158,29 @@ def _sections() -> tuple[Section, ...]:
         Key("label_column", "string", "no", "\"included\"", "name of the 0/1 column: was the canary in the run"),
         _TIMEOUT,
     ))
-    return gate, audit, accuracy, budget, score_audit
+    replay = Section("replay", True, "Record/replay of a mechanism on adjacent pairs (`dpaudit.replay`), run before the "
+                     "audits: fails when a measured shift implies an epsilon above the claim; a mechanism that cannot be "
+                     "instrumented is an error; diverging draws are reported, not failed.", (
+        Key("name", "string", "yes", "-", "unique name of the entry"),
+        _MECHANISM, _EXAMPLE,
+        Key("neighbours", "string `module:attribute` or array of [d, d_prime]", "one of neighbours/d/generated/example",
+            "the example's", "the adjacent pairs replayed"),
+        Key("d", "array", "with d_prime", "-", "one input"),
+        Key("d_prime", "array", "with d", "-", "the adjacent input"),
+        Key("generated", "string", "no", "-", "\"datasets\" (hypothesis-drawn records and their neighbours) or \"statdp\" "
+            "(the StatDP query-vector patterns plus drawn vectors) instead of listed pairs"),
+        Key("count", "integer >= 1", "no", "200", "how many generated pairs"),
+        Key("length", "integer >= 1", "no", "8", "records (datasets) or answers (statdp) per generated input"),
+        Key("neighbouring", "string", "no", "\"add_remove\"", "relation of the generated datasets: \"add_remove\" or "
+            "\"replace_one\""),
+        Key("epsilon", "float >= 0", "no", "the mechanism's .privacy", "claimed epsilon"),
+        Key("delta", "float in [0, 1)", "no", "the mechanism's, else 0", "claimed delta"),
+        Key("event", "string", "no", "-", "a claimed privacy event instead of epsilon/delta, compared on its curve"),
+        Key("seed", "integer >= 0", "no", "[gate] seed", "seed of the replay's randomness and of the generated pairs"),
+        Key("seeds", "integer >= 2", "no", "3", "independent randomness draws per pair"),
+        _TIMEOUT,
+    ))
+    return gate, audit, accuracy, budget, score_audit, replay
 
 
 SECTIONS: tuple[Section, ...] = _sections()
@@ -189,6 +211,9 @@ def _parser_keys() -> dict[str, set[str]]:
         calls["score_audit"] = lambda: parse_score_audit("probe", 0, {probe: 1}, config.GateSettings())
     except ImportError:  # pragma: no cover - score audits not part of this build
         pass
+    from .replay_entries import parse_replay
+
+    calls["replay"] = lambda: parse_replay("probe", 0, {probe: 1}, config.GateSettings())
     for kind in getattr(config, "_BUDGET_KEYS", {}):
         calls[f"budget/{kind}"] = lambda kind=kind: config._budget("probe", 0, {"kind": kind, probe: 1}, config.GateSettings())
     for label, call in calls.items():

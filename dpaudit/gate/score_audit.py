@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .tables import CONFIDENCE, DELTA, EPSILON, Table, entry_timeout
+from .tables import CONFIDENCE, DELTA, EPSILON, Table, entry_event, entry_timeout
 
 __all__ = ["ScoreAuditSpec", "parse_score_audit", "run_score_audit", "score_audit_row"]
 
@@ -62,14 +62,8 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
     else:
         from ..accountant import PLDAccountant
         from ..errors import DPAuditError
-        from ..events_parser import EventParseError, parse_event
 
-        text = entry.get("event", str)
-        try:
-            event = parse_event(text)
-        except EventParseError as exc:
-            column = f"column {exc.column}: " if exc.column is not None else ""
-            raise entry.error("event", f"{column}{exc.detail} in {text!r}") from None
+        text, event = entry.get("event", str), entry_event(entry)
         if delta <= 0:
             raise entry.error("delta", "must be > 0 with an event (a Gaussian event is never pure DP)")
         try:

@@ -80,3 +80,16 @@ def entry_timeout(entry: Table, settings: Any) -> float | None:
     return entry.get("timeout", float, settings.timeout if settings is not None else None, **TIMEOUT)
 
 
+
+
+def entry_event(entry: Table, key: str = "event", text: str | None = None) -> Any:
+    """The privacy event written in ``key`` (or the given ``text``), parsed safely, never evaluated; a parse
+    error names the key and the column."""
+    from ..events_parser import EventParseError, parse_event
+
+    text = entry.get(key, str) if text is None else text
+    try:
+        return parse_event(text)
+    except EventParseError as exc:
+        column = f"column {exc.column}: " if exc.column is not None else ""
+        raise entry.error(key, f"{column}{exc.detail} in {text!r}") from None

@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .replay_rows import replay_verdict
 from .text import format_number
 
 __all__ = ["Entry", "entries", "KIND_TITLES"]
 
-KIND_TITLES = {"audit": "Audits", "accuracy": "Accuracy theorems", "budget": "Budgets", "score_audit": "Score audits (training runs)"}
+KIND_TITLES = {"audit": "Audits", "accuracy": "Accuracy theorems", "budget": "Budgets", "score_audit": "Score audits (training runs)",
+               "replay": "Record/replay"}
 
 
 @dataclass(frozen=True)
@@ -114,13 +116,15 @@ def entry(kind: str, row: dict[str, Any]) -> Entry:
         verdict = f"ERROR: {error.get('type')}: {error.get('message')}"
         status, details = "error", [f"could not be completed ({error.get('kind', 'error')}): it certifies nothing"]
     else:
-        status, verdict, details = {"audit": _audit, "accuracy": _accuracy, "budget": _budget, "score_audit": _score_audit}[kind](row)
+        status, verdict, details = {"audit": _audit, "accuracy": _accuracy, "budget": _budget, "score_audit": _score_audit,
+                                    "replay": replay_verdict}[kind](row)
     return Entry(kind, str(row["name"]), status, verdict, tuple(details), float(row.get("seconds") or 0.0), row)
 
 
 def entries(result: Any) -> Iterator[Entry]:
-    """Every entry of a gate result: audits, accuracy checks, budgets, then score audits."""
+    """Every entry of a gate result: audits, accuracy checks, budgets, score audits, then replays."""
     for kind, rows in (("audit", result.audits), ("accuracy", result.accuracy), ("budget", result.budgets),
-                       ("score_audit", getattr(result, "score_audits", None) or [])):
+                       ("score_audit", getattr(result, "score_audits", None) or []),
+                       ("replay", getattr(result, "replays", None) or [])):
         for row in rows:
             yield entry(kind, row)

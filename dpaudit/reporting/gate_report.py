@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import report_directory
+from .replay_rows import replay_markdown
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .html_report import render_html
 from .text import file_slug, format_number, markdown_cell, to_json
@@ -118,7 +119,9 @@ def _write(result: Any, out: Path) -> None:
     warned = [(row["name"], w) for row in result.audits for w in (row.get("warnings") or ())]
     if warned:
         lines += ["## Warnings", "", *[f"- **{_t(name)}**: {_t(warning)}" for name, warning in warned], ""]
-    errors = [row for row in (*result.audits, *result.accuracy, *result.budgets, *score_rows) if row.get("error")]
+    replay_rows = getattr(result, "replays", None) or []
+    lines += replay_markdown(replay_rows, _error_cell)
+    errors = [row for row in (*result.audits, *result.accuracy, *result.budgets, *score_rows, *replay_rows) if row.get("error")]
     if errors:
         lines += ["## Entries that could not be completed", "",
                   "They certify nothing; the rest of the gate ran normally (exit code 3 unless something else was found).", ""]

@@ -21,7 +21,7 @@ from ._entries import entries
 __all__ = ["junit_xml", "write_junit"]
 
 _FAILURE_TYPES = {"audit": "PrivacyViolation", "accuracy": "AccuracyTheoremRejected", "budget": "BudgetExceeded",
-                  "score_audit": "PrivacyViolation"}
+                  "score_audit": "PrivacyViolation", "replay": "PrivacyViolation"}
 
 
 def _clean(text: str) -> str:
