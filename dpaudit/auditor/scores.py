@@ -1,25 +1,16 @@
-"""Score audits of training runs: ``audit_scores`` (many runs) and ``audit_one_run`` (one run).
+"""Score audits of training runs from many runs: ``audit_scores``.
 
 Any training framework can be audited from one number per (run, canary), higher meaning "more evidence
 the canary was in" (its negated loss, a likelihood ratio, the white-box projection of the noisy
 gradients on the canary's direction, ...).
 
-* :func:`audit_scores`: ``scores_with[i]`` from runs trained with the canary, ``scores_without[j]`` from
-  runs without it (independent runs). Half-line tests {score >= t} are chosen on a seeded random split
-  and certified on the rest (:mod:`dpaudit.auditor.tradeoff_points`); the certified (alpha_u, beta_u)
-  points give assumption-free ``mu_lower`` and ``epsilon_lower`` (Dong, Roth & Su 2022; Kairouz, Oh &
-  Viswanath 2015; as in Jagielski et al. 2020 and Nasr et al. 2021/2023).
-* :func:`audit_one_run`: one training run with m canaries, each included independently with
-  probability 1/2 (``included``). Guess "in" for the k+ highest scores, "out" for the k- lowest, abstain
-  otherwise; with r = k+ + k- guesses of which v are correct, Steinke, Nasr & Jagielski 2023
-  ("Privacy Auditing with One (1) Training Run", NeurIPS 2023, Theorem 3.1) show that for an
-  (epsilon, delta)-DP training algorithm
+:func:`audit_scores`: ``scores_with[i]`` from runs trained with the canary, ``scores_without[j]`` from
+runs without it (independent runs). Half-line tests {score >= t} are chosen on a seeded random split
+and certified on the rest (:mod:`dpaudit.auditor.tradeoff_points`); the certified (alpha_u, beta_u)
+points give assumption-free ``mu_lower`` and ``epsilon_lower`` (Dong, Roth & Su 2022; Kairouz, Oh &
+Viswanath 2015; as in Jagielski et al. 2020 and Nasr et al. 2021/2023).
 
-      P[V >= v] <= f(v) + 2 m delta max_{1 <= i <= v} (f(v - i) - f(v)) / i,
-      f(u) = P[Binomial(r, e^eps / (1 + e^eps)) >= u]
-
-  (delta = 0: V is stochastically dominated by Binomial(r, e^eps/(1+e^eps))). The lower bound is the
-  largest epsilon at which this p-value is <= 1 - confidence (exact binomial tails, bisection).
+One training run with many canaries: :mod:`dpaudit.auditor.one_run` (re-exported here).
 """
 
 from __future__ import annotations
@@ -34,8 +25,10 @@ import numpy as np
 
 from .._numeric import round_down
 from .._validation import check_delta, check_epsilon, check_nonnegative_int, check_probability
-from ..errors import InvalidArgument, InvalidArgumentType
+from ..errors import InvalidArgumentType
 from .._json import json_ready
+from .one_run import OneRunResult, audit_one_run, one_run_epsilon, one_run_p_value
+from .score_inputs import check_included, check_scores
 from .tradeoff_points import (
     CertifiedThreshold,
     certify_thresholds,
@@ -61,55 +54,6 @@ __all__ = [
 
 #: False-positive rates at which audit_scores reports the true-positive rate.
 DEFAULT_FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
-_MIN_SCORES = 2
-
-
-# ------------------------------------------------------------------------------------------ input checks
-def check_scores(values: Any, name: str, minimum: int = _MIN_SCORES) -> np.ndarray:
-    """A 1-d float64 array of finite scores (at least ``minimum``); the error names ``name`` and the first
-    bad index. Nothing is dropped."""
-    if isinstance(values, (str, bytes)) or values is None:
-        raise InvalidArgumentType(name, f"{name} must be a 1-d array of numbers, not {type(values).__name__}")
-    try:
-        array = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentType(name, f"{name} must be a 1-d array of numbers ({exc})") from exc
-    if array.dtype == bool or array.dtype == object or not (np.issubdtype(array.dtype, np.integer)
-                                                            or np.issubdtype(array.dtype, np.floating)):
-        raise InvalidArgumentType(name, f"{name} must contain real numbers, got dtype {array.dtype}")
-    if array.ndim != 1:
-        raise InvalidArgument(name, f"{name} must be 1-d (one score per run or canary), got shape {array.shape}")
-    if array.size < minimum:
-        raise InvalidArgument(name, f"{name} has {array.size} scores; at least {minimum} are needed")
-    array = array.astype(np.float64)
-    bad = ~np.isfinite(array)
-    if bad.any():
-        index = int(np.argmax(bad))
-        raise InvalidArgument(name, f"{name}[{index}]={float(array[index])!r} must be finite (rows are never dropped)")
-    return array
-
-
-def check_included(values: Any, length: int, name: str = "included") -> np.ndarray:
-    """A 0/1 (or boolean) mask of ``length`` entries; the error names the first bad index."""
-    if isinstance(values, (str, bytes)) or values is None:
-        raise InvalidArgumentType(name, f"{name} must be a 1-d array of 0/1, not {type(values).__name__}")
-    try:
-        array = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentType(name, f"{name} must be a 1-d array of 0/1 ({exc})") from exc
-    if array.ndim != 1:
-        raise InvalidArgument(name, f"{name} must be 1-d (one 0/1 per canary), got shape {array.shape}")
-    if array.size != length:
-        raise InvalidArgument(name, f"{name} has {array.size} entries but scores has {length}")
-    if array.dtype == bool:
-        return array.copy()
-    if not (np.issubdtype(array.dtype, np.integer) or np.issubdtype(array.dtype, np.floating)):
-        raise InvalidArgumentType(name, f"{name} must contain 0/1, got dtype {array.dtype}")
-    bad = ~((array == 0) | (array == 1))
-    if bad.any():
-        index = int(np.argmax(bad))
-        raise InvalidArgument(name, f"{name}[{index}]={array[index].item()!r} must be 0 or 1")
-    return array == 1
 
 
 # ------------------------------------------------------------------------------------------ audit_scores
@@ -331,235 +275,3 @@ def audit_scores(
         auroc_interval=(max(0.0, auroc - half), min(1.0, auroc + half)), epsilon_ceiling=eps_ceiling,
         mu_ceiling=mu_ceiling, epsilon_gaussian_assumption=assumed, method=method,
         seconds=time.perf_counter() - started, warnings=tuple(warnings))
-
-
-# ------------------------------------------------------------------------------------------ one run
-def _one_run_p_values(canaries: int, guesses: int, correct: int, epsilons: np.ndarray, delta: float) -> np.ndarray:
-    """:func:`one_run_p_value` at every epsilon of ``epsilons`` (vectorised)."""
-    from scipy.special import expit
-    from scipy.stats import binom
-
-    epsilons = np.asarray(epsilons, dtype=np.float64)
-    if correct <= 0:
-        return np.ones_like(epsilons)
-    p = expit(epsilons)[:, None]
-    tail = binom.sf(correct - 1, guesses, p)  # (E, 1)
-    if delta == 0:
-        return np.minimum(1.0, tail[:, 0])
-    i = np.arange(1, correct + 1)[None, :]
-    worst = np.empty(epsilons.size)
-    step = max(1, (1 << 22) // correct)  # bounded memory: at most ~4M binomial tails at once
-    for start in range(0, epsilons.size, step):
-        rows = slice(start, start + step)
-        shifted = binom.sf(correct - i - 1, guesses, p[rows])  # (rows, v)
-        worst[rows] = np.max((shifted - tail[rows]) / i, axis=1)
-    return np.minimum(1.0, tail[:, 0] + 2.0 * canaries * delta * np.maximum(0.0, worst))
-
-
-def one_run_p_value(canaries: int, guesses: int, correct: int, epsilon: float, delta: float) -> float:
-    """Steinke, Nasr & Jagielski 2023, Theorem 3.1: an upper bound on P[>= ``correct`` of ``guesses``
-    guesses are right] for an (epsilon, delta)-DP algorithm with ``canaries`` randomised canaries,
-    f(v) + 2 m delta max_{1<=i<=v} (f(v-i) - f(v)) / i, f(u) = P[Binomial(r, e^eps/(1+e^eps)) >= u]
-    (the max over i > v adds nothing: f(v - i) = 1 there and (1 - f(v))/i decreases)."""
-    return float(_one_run_p_values(canaries, guesses, correct, np.array([float(epsilon)]), delta)[0])
-
-
-def one_run_epsilon(canaries: int, guesses: int, correct: int, delta: float, significance: float) -> float:
-    """The largest epsilon >= 0 at which :func:`one_run_p_value` <= ``significance``, rounded down (0 if none).
-
-    Sound for the largest such epsilon (not only the first crossing): an (eps, delta)-DP algorithm is also
-    (eps', delta)-DP for every eps' >= eps, so min_{eps' >= eps} p(eps') is a valid p-value. With delta = 0
-    the p-value increases with epsilon (plain bisection); with delta > 0 it can only exceed the delta = 0
-    one, so the answer lies below the pure-DP answer (closed form: a beta quantile); it is found on a grid
-    of 256 points there and refined by bisection (a missed crossing between grid points only makes the
-    result smaller).
-    """
-    if correct <= 0 or guesses <= 0:
-        return 0.0
-
-    def p(eps: float, d: float) -> float:
-        return one_run_p_value(canaries, guesses, correct, eps, d)
-
-    if p(0.0, 0.0) > significance:
-        return 0.0
-    # delta = 0: P[Binomial(r, p) >= v] = I_p(v, r - v + 1) (regularised incomplete beta), increasing in p,
-    # so the crossing is p* = Beta(v, r - v + 1).ppf(significance), eps = logit(p*); then stepped down
-    # until the exact tail confirms it (guards the ppf's last digits)
-    from scipy.special import logit
-    from scipy.stats import beta
-
-    pure = float(logit(beta.ppf(significance, correct, guesses - correct + 1)))
-    if not math.isfinite(pure):
-        return math.inf if pure > 0 else 0.0
-    for _ in range(64):
-        if p(pure, 0.0) <= significance:
-            break
-        pure -= 1e-9 * max(1.0, abs(pure))
-    else:
-        return 0.0
-    pure = max(0.0, pure)
-    if delta == 0:
-        return round_down(pure)
-    grid = np.linspace(0.0, pure, 257)
-    ok = _one_run_p_values(canaries, guesses, correct, grid, delta) <= significance
-    if not ok.any():
-        return 0.0
-    last = int(np.flatnonzero(ok)[-1])
-    if last == grid.size - 1:
-        return round_down(float(grid[-1]))
-    lo, hi = float(grid[last]), float(grid[last + 1])
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if p(mid, delta) <= significance:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * max(1.0, hi):
-            break
-    return round_down(lo)
-
-
-def _default_guess_grid(m: int) -> list[tuple[int, int]]:
-    """k+ = m/2^j (j = 0, 1, ...; k+ >= 1), one-sided (k- = 0) and symmetric (k- = k+, total <= m)."""
-    ks = sorted({max(1, m >> j) for j in range(0, 20) if (m >> j) >= 1})
-    grid = [(k, 0) for k in ks]
-    grid += [(k, k) for k in ks if 2 * k <= m]
-    return grid
-
-
-def _check_guesses(guesses: Any, m: int) -> list[tuple[int, int]]:
-    if guesses is None:
-        return _default_guess_grid(m)
-    if isinstance(guesses, (int, np.integer)) and not isinstance(guesses, bool):
-        guesses = [(int(guesses), 0)]
-    elif isinstance(guesses, tuple) and len(guesses) == 2 and all(isinstance(g, (int, np.integer)) for g in guesses):
-        guesses = [guesses]
-    if not isinstance(guesses, (list, tuple)) or not guesses:
-        raise InvalidArgumentType("guesses", f"guesses={guesses!r} must be None, an int k+, a pair (k+, k-) or a "
-                                             "non-empty list of pairs")
-    out = []
-    for pair in guesses:
-        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
-            raise InvalidArgumentType("guesses", f"guesses entry {pair!r} must be a pair (k+, k-)")
-        k_plus = check_nonnegative_int(pair[0], "guesses")
-        k_minus = check_nonnegative_int(pair[1], "guesses")
-        if k_plus + k_minus == 0 or k_plus + k_minus > m:
-            raise InvalidArgument("guesses", f"guesses (k+={k_plus}, k-={k_minus}) must make between 1 and m={m} "
-                                             "guesses")
-        out.append((k_plus, k_minus))
-    return out
-
-
-@dataclass(frozen=True)
-class OneRunResult:
-    """Outcome of :func:`audit_one_run`: ``epsilon_lower`` (at ``delta``) holds with probability >=
-    ``confidence_level``, rounded down; the confidence is split (Bonferroni) over the ``candidates``
-    guess counts tried, and ``k_plus``/``k_minus``/``correct`` describe the one that gave the bound."""
-
-    epsilon_lower: float
-    epsilon: float | None
-    delta: float
-    violated: bool
-    confidence_level: float
-    canaries: int
-    included: int
-    k_plus: int
-    k_minus: int
-    guesses: int
-    correct: int
-    candidates: int
-    epsilon_ceiling: float  # the bound if every guess of the largest candidate were right
-    method: str
-    seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["bound"] = "lower"
-        data["accuracy"] = self.correct / self.guesses if self.guesses else 0.0
-        return json_ready(data)
-
-    def summary(self) -> str:
-        verdict = "VIOLATED" if self.violated else "not violated"
-        claim = f" (claimed {self.epsilon:g})" if self.epsilon is not None else ""
-        return (f"one-run audit, {self.canaries} canaries ({self.included} in): epsilon >= {self.epsilon_lower:.4f} "
-                f"at delta {self.delta:g} with confidence {self.confidence_level:g}{claim}: {verdict}; "
-                f"{self.correct}/{self.guesses} guesses right (k+={self.k_plus}, k-={self.k_minus}, "
-                f"best of {self.candidates}); ceiling {self.epsilon_ceiling:.3g}")
-
-
-def audit_one_run(
-    scores: Any,
-    included: Any,
-    delta: float = 0.0,
-    confidence_level: float = 0.95,
-    *,
-    epsilon: float | None = None,
-    guesses: Any = None,
-    seed: int = 0,
-) -> OneRunResult:
-    """Epsilon lower bound from ONE training run with m canaries, each included with probability 1/2.
-
-    Guess "in" for the k+ highest scores and "out" for the k- lowest, abstain on the rest, and certify with Steinke, Nasr & Jagielski 2023, Theorem 3.1
-    (:func:`one_run_p_value`, exact binomial tails). The guess counts (k+, k-) are either given
-    (``guesses``: an int k+, a pair, or a list of pairs) or taken from a default grid (k+ = m/2^j,
-    one-sided and symmetric); the error 1 - confidence_level is split evenly over all of them
-    (Bonferroni), so the maximum over them is still a valid bound.
-
-    The inclusion mask must be drawn independently, each canary with probability 1/2, before training:
-    the theorem's randomness is the canaries' inclusion. The guesses must depend on the scores only:
-    equal scores are ordered by a random key drawn from ``seed`` (never by position, which may follow the
-    mask, e.g. in a file sorted by inclusion).
-
-    Example:
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> included = rng.random(1000) < 0.5
-        >>> r = audit_one_run(included * 4.0 + rng.normal(size=1000), included, delta=0.0)
-        >>> r.correct == r.guesses and r.epsilon_lower > 3.0  # perfect separation
-        True
-    """
-    started = time.perf_counter()
-    values = check_scores(scores, "scores")
-    mask = check_included(included, values.size)
-    delta = check_delta(delta, "delta")
-    confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
-    if epsilon is not None:
-        epsilon = check_epsilon(epsilon, "epsilon", allow_inf=True)
-    seed = check_nonnegative_int(seed, "seed")
-    m = values.size
-    if mask.all() or not mask.any():
-        raise InvalidArgument("included", f"included is {int(mask[0])} for all {m} canaries (one class only): each "
-                                          "canary must be included independently with probability 1/2 (all in or all "
-                                          f"out has probability 2^-{m}); is the mask the right column?")
-    candidates = _check_guesses(guesses, m)
-    significance = (1.0 - confidence_level) / len(candidates)
-    tiebreak = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13, 1))).random(m)
-    order = np.lexsort((tiebreak, -values))  # highest first; ties in a random order independent of the mask
-    right_top = np.cumsum(mask[order])  # correct among the k highest guessed "in"
-    right_bottom = np.cumsum(~mask[order[::-1]])  # correct among the k lowest guessed "out"
-    counted = []
-    for k_plus, k_minus in candidates:
-        v = (int(right_top[k_plus - 1]) if k_plus else 0) + (int(right_bottom[k_minus - 1]) if k_minus else 0)
-        pure = one_run_epsilon(m, k_plus + k_minus, v, 0.0, significance)
-        counted.append((pure, (k_plus, k_minus), v))
-    best = (0.0, candidates[0], 0)
-    # the delta > 0 bound never exceeds the pure one: try candidates by decreasing pure bound
-    for pure, (k_plus, k_minus), v in sorted(counted, key=lambda c: -c[0]):
-        if pure <= best[0]:
-            break
-        eps = pure if delta == 0 else one_run_epsilon(m, k_plus + k_minus, v, delta, significance)
-        if eps > best[0]:
-            best = (eps, (k_plus, k_minus), v)
-    largest = max(k_plus + k_minus for k_plus, k_minus in candidates)
-    best_ceiling = one_run_epsilon(m, largest, largest, delta, significance)
-    eps, (k_plus, k_minus), v = best
-    if eps == 0.0:
-        k_plus, k_minus = candidates[0]
-        v = (int(right_top[k_plus - 1]) if k_plus else 0) + (int(right_bottom[k_minus - 1]) if k_minus else 0)
-    method = (f"Steinke-Nasr-Jagielski 2023 Thm 3.1 ({'pure DP' if delta == 0 else 'approximate DP'}), exact "
-              f"binomial tails; top-k+/bottom-k- guesses, Bonferroni over {len(candidates)} (k+, k-) candidates")
-    return OneRunResult(
-        epsilon_lower=eps, epsilon=epsilon, delta=delta, violated=bool(epsilon is not None and eps > epsilon),
-        confidence_level=confidence_level, canaries=m, included=int(mask.sum()), k_plus=k_plus, k_minus=k_minus,
-        guesses=k_plus + k_minus, correct=v, candidates=len(candidates), epsilon_ceiling=best_ceiling, method=method,
-        seconds=time.perf_counter() - started)

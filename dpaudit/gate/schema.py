@@ -152,6 +152,9 @@ def _sections() -> tuple[Section, ...]:
         Key("event", "string", "one of epsilon/event", "-", "a privacy event whose PLD epsilon at `delta` is the claim"),
         Key("delta", "float in [0, 1)", "no", "1e-05", "the claim's delta (> 0 with an event)"),
         Key("one_run", "boolean", "no", "false", "true: one training run, one row per canary (Steinke, Nasr & Jagielski 2023)"),
+        Key("method", "\"steinke\" or \"fdp\"", "no", "\"steinke\"", "one run: \"fdp\" adds the f-DP test of Mahloujifar, "
+            "Melis & Chaudhuri 2024 against the claimed curve (`mu`, else the `event`'s curve); the entry fails if it is rejected"),
+        Key("mu", "float > 0", "no", "-", "with method = \"fdp\": a claimed GDP mu whose curve is tested"),
         _CONFIDENCE,
         Key("seed", "integer >= 0", "no", "[gate] seed", "seed of the audit"),
         Key("score_column", "string", "no", "\"score\"", "name of the score column"),

@@ -8,6 +8,8 @@ epsilon = 2.0                       # the claimed epsilon at delta, or instead:
 # event = "SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)"   # claimed epsilon = PLD accountant's at delta
 delta = 1e-5
 one_run = false                     # true: one run, one row per canary (Steinke et al. 2023)
+# method = "fdp"                    # one run: also the f-DP test (Mahloujifar et al. 2024) of the event's whole
+# mu = 1.0                          # curve, or of a claimed GDP mu (the entry fails if the curve is rejected)
 confidence_level = 0.99             # default: [gate] confidence_level
 score_column = "score"              # optional column names
 label_column = "included"
@@ -43,13 +45,15 @@ class ScoreAuditSpec:
     label_column: str
     source: str  # the claim's origin: "epsilon" or the event text
     timeout: float | None = None
+    method: str = "steinke"  # one run: "steinke" or "fdp"
+    claim: Any = None  # method "fdp": the claimed curve (a GDP mu or the parsed event)
 
 
 def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> ScoreAuditSpec:
     """Validate one [[score_audit]] table (errors name file, entry and key)."""
     entry = Table(path, "score_audit", index, table, {"name", "scores", "epsilon", "event", "delta", "one_run",
                                                          "confidence_level", "seed", "score_column", "label_column",
-                                                         "timeout"})
+                                                         "timeout", "method", "mu"})
     name = entry.get("name", str)
     scores = entry.get("scores", str, check=lambda v: bool(v.strip()), rule="a file name")
     resolved = Path(scores) if Path(scores).is_absolute() else Path(path).parent / scores
@@ -71,13 +75,24 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
         except DPAuditError as exc:
             raise entry.error("event", f"the PLD accountant cannot account for it: {exc}") from None
         source = text
+    method = entry.get("method", str, "steinke", check=lambda v: v in ("steinke", "fdp"), rule='"steinke" or "fdp"')
+    one_run = entry.get("one_run", bool, False)
+    if method == "fdp" and not one_run:
+        raise entry.error("method", '"fdp" audits one run: set one_run = true')
+    claim: Any = None
+    if entry.has("mu"):
+        if method != "fdp":
+            raise entry.error("mu", 'a claimed GDP mu is tested by method = "fdp"')
+        claim = entry.get("mu", float, check=lambda v: 0 < v < float("inf"), rule="> 0 and finite")
+    elif method == "fdp" and entry.has("event"):
+        claim = event
     return ScoreAuditSpec(
         name=name, scores=str(resolved), epsilon=epsilon, delta=delta,
-        one_run=entry.get("one_run", bool, False),
+        one_run=one_run,
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"),
         score_column=entry.get("score_column", str, "score"), label_column=entry.get("label_column", str, "included"),
-        source=source, timeout=entry_timeout(entry, settings))
+        source=source, timeout=entry_timeout(entry, settings), method=method, claim=claim)
 
 
 def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[str, Any]:
@@ -91,7 +106,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
     data = read_score_file(spec.scores, spec.score_column, spec.label_column)
     if spec.one_run:
         result = audit_one_run(data.scores, data.included, delta=spec.delta, confidence_level=confidence,
-                               epsilon=spec.epsilon, seed=spec.seed)
+                               epsilon=spec.epsilon, seed=spec.seed, method=spec.method, claim=spec.claim)
     else:
         for part, what in ((data.scores_with, "with the canary (included = 1)"), (data.scores_without, "without it (included = 0)")):
             if part.size < 2:
@@ -109,4 +124,6 @@ def score_audit_row(spec: ScoreAuditSpec, result: Any, confidence: float, second
            "mu_lower": getattr(result, "mu_lower", None), "violated": result.violated, "confidence_level": confidence,
            "runs": (result.canaries if spec.one_run else result.n_with + result.n_without), "method": result.method,
            "claim": spec.source, "seconds": seconds, "source": spec.scores}
+    if getattr(result, "method_name", None) == "fdp":
+        row.update(claim_rejected=result.claim_rejected, epsilon_steinke=result.epsilon_steinke)
     return row
