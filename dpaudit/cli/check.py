@@ -133,6 +133,8 @@ def _run(args: argparse.Namespace) -> int:
     from ..reporting.gate_report import write_gate_report
 
     config = load_config(args.config)
+    if args.fixed_budget or args.write_baseline:  # a baseline records counts of the whole budget (regressions compare with them)
+        config = config.with_fixed_budget()
     baseline = _read_baseline(args.baseline) if args.baseline else None
     # Outputs are checked before anything runs: a disk problem is found in a second, not after the audits.
     if args.report:
@@ -169,6 +171,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "(built beside DIR and swapped in; files of an older report that this one does not produce are removed)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--seed", type=int, default=None, help="override the config's [gate] seed")
+    p.add_argument("--fixed-budget", action="store_true",
+                   help="every audit draws its whole sample budget (no early stop; as [gate] sequential = false; "
+                        "implied by --write-baseline)")
     p.add_argument("--write-baseline", metavar="FILE", help="also write this run as a baseline file (atomically)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML here (one test case per audit, accuracy check and "
                    "budget; for CI test views), atomically")

@@ -71,6 +71,7 @@ class GateSettings:
     confidence_level: float = 0.99
     workers: int | None = None
     timeout: float | None = None
+    sequential: bool = True  # audits stop early on a violation or for futility (``samples`` is their maximum budget)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class AuditSpec:
     neighbours: Any = None  # a callable returning the pairs: called when the entry runs (its failure is the entry's)
     claim: Any = None  # the claimed trade-off curve (event, Guarantee or GDP mu); None: the mechanism's .event
     curve: bool | None = None  # audit the whole curve; None: when there is a claim (or .event) and one pair
+    sequential: bool = True  # certify in looks and stop early; False: the whole budget
 
     def audits_curve(self) -> bool:
         """Whether this entry audits the privacy curve (``audit_curve``) rather than one point (``audit``)."""
@@ -144,6 +146,13 @@ class GateConfig:
     @property
     def check_count(self) -> int:
         return len(self.audits) + len(self.accuracy) + len(self.score_audits)
+
+    def with_fixed_budget(self) -> GateConfig:
+        """This configuration with every audit at its whole budget (``dpaudit check --fixed-budget``)."""
+        from dataclasses import replace
+
+        return replace(self, settings=replace(self.settings, sequential=False),
+                       audits=tuple(replace(spec, sequential=False) for spec in self.audits))
 
 
 class _Entry:
@@ -262,7 +271,8 @@ def _mechanism(entry: _Entry) -> tuple[Any, Any, str]:
 
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = _Entry(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
-                                                   "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve"})
+                                                   "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve",
+                                                   "sequential"})
     name = entry.get("name", str)
     mechanism, example, source = _mechanism(entry)
     pairs = _pairs(entry, example)
@@ -287,6 +297,7 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         timeout=_timeout(entry, settings),
         claim=claim,
         curve=curve,
+        sequential=entry.get("sequential", bool, settings.sequential),
     )
 
 
@@ -430,7 +441,7 @@ def _event_budget(entry: _Entry, name: str, parameters: dict[str, Any], settings
 
 def _settings(path: str, table: Any) -> GateSettings:
     entry = _Entry(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers",
-                                                 "timeout"})
+                                                 "timeout", "sequential"})
     return GateSettings(
         seed=entry.get("seed", int, 0, check=lambda v: v >= 0, rule=">= 0"),
         false_alarm_rate=entry.get("false_alarm_rate", float, None, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
@@ -439,6 +450,7 @@ def _settings(path: str, table: Any) -> GateSettings:
         confidence_level=entry.get("confidence_level", float, 0.99, **_CONFIDENCE),
         workers=entry.get("workers", int, None, **_POSITIVE_INT),
         timeout=entry.get("timeout", float, None, **_TIMEOUT),
+        sequential=entry.get("sequential", bool, True),
     )
 
 

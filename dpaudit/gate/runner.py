@@ -37,7 +37,7 @@ from .executors import Job, entry_executor
 from .isolation import EntryError
 from .score_audit import run_score_audit
 
-__all__ = ["GateResult", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
+__all__ = ["GateResult", "run_gate", "sequential_fields", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
 
 
 @dataclass
@@ -122,7 +122,7 @@ def _pair_index(pairs: tuple, pair: Any) -> int | None:
 def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, keep: bool) -> tuple[Any, Any]:
     # scheduler=False: an entry draws its blocks where it runs (a local child process or one cluster task).
     common = dict(epsilon=spec.epsilon, delta=spec.delta, samples=spec.samples, confidence_level=1.0 - alpha, workers=workers,
-                  scheduler=False)
+                  scheduler=False, sequential=spec.sequential)
     if len(spec.pairs) == 1:
         d, d_prime = spec.pairs[0]
         return audit(spec.mechanism, d, d_prime, seed=seed, keep_details=keep, **common), spec.pairs[0]
@@ -144,7 +144,8 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     d, d_prime = spec.pairs[index]
     again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
                   seed=_entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
-                  direction=record.get("direction"), workers=workers, scheduler=False)
+                  direction=record.get("direction"), workers=workers, scheduler=False,
+                  sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
     q_hat = int(record["count_q"]) / n
@@ -165,7 +166,13 @@ def _audit_row(spec: AuditSpec, result: Any, pair: Any, regression: dict[str, An
         "certification_samples": result.certification_samples, "witness": result.witness,
         "pair": [np.asarray(pair[0]).tolist(), np.asarray(pair[1]).tolist()], "false_alarm_share": alpha,
         "warnings": list(result.warnings), "support_proof": result.support_proof,
+        **sequential_fields(result),
     }
+
+
+def sequential_fields(result: Any) -> dict[str, Any]:
+    """How much of its budget an audit drew: samples per input used, looks made, why it stopped."""
+    return {"samples_used": result.samples_used, "looks": result.looks, "stopped": result.stopped}
 
 
 def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], outcomes: list[Any],

@@ -65,6 +65,9 @@ def _sections() -> tuple[Section, ...]:
         Key("confidence_level", "float in (0, 1)", "no", _gate_default("confidence_level"), "default confidence of each check"),
         Key("workers", "integer >= 1", "no", "all cores", "worker processes of each audit"),
         Key("timeout", "float > 0 (seconds)", "no", _gate_default("timeout"), "default time limit of every entry"),
+        Key("sequential", "boolean", "no", _gate_default("sequential"),
+            "audits certify in looks and stop early on a certified violation or when their budget cannot certify one "
+            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`)"),
     ))
     audit = Section("audit", True, "A privacy audit: certify a lower bound on the mechanism's epsilon and fail when it "
                     "exceeds the claim (exit code 1).", (
@@ -86,6 +89,7 @@ def _sections() -> tuple[Section, ...]:
         Key("curve", "boolean", "no", "true when there is a claim (or `.event`) and one pair",
             "audit the whole privacy curve (`audit_curve`: certified trade-off points and a mu-GDP lower bound) "
             "rather than one (epsilon, delta) point"),
+        Key("sequential", "boolean", "no", "[gate] sequential", "stop early (true) or draw the whole budget (false)"),
         _TIMEOUT,
     ))
     accuracy = Section("accuracy", True, "An accuracy theorem P[error > alpha] <= beta, tested with an exact binomial test "
