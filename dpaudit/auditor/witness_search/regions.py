@@ -92,7 +92,7 @@ def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank
     candidates: list[Candidate] = []
     grid = _grid(pooled, GRID_HALF_LINES, tails)
     (below_a, below_b), (above_a, above_b) = half_line_counts(score_a, score_b, grid)
-    middle = int(np.argmin(np.abs(grid - sorted_quantiles(pooled, np.array([0.5]))[0])))  # the pooled median
+    middle = min(int(np.searchsorted(grid, sorted_quantiles(pooled, np.array([0.5]))[0])), grid.size - 1)  # the pooled median
     for region_a, region_b, low in ((below_a, below_b, False), (above_a, above_b, True)):
         for forward, (numerator, denominator) in ((True, (region_a, region_b)), (False, (region_b, region_a))):
             scores = rank(numerator, denominator)
