@@ -29,6 +29,7 @@ from scipy.stats import binom
 
 import dpaudit
 from dpaudit._io import atomic_write_text
+from dpaudit.reporting import json_ready
 from dpaudit.auditor.certify import epsilon_lower_bound, side_alpha
 from dpaudit.auditor.looks import FINAL_SHARE
 from dpaudit.mechanisms.catalog import CATALOG, CATALOG_EPSILONS, catalog_entry
@@ -271,7 +272,7 @@ def main() -> None:
     lines.append(f"Total {time.perf_counter() - started:.0f} s.")
     out = ROOT / "reports"
     atomic_write_text(out / "sequential.md", "\n".join(lines) + "\n")
-    atomic_write_text(out / "sequential.json", json.dumps(dpaudit.reporting.json_ready(data), indent=1) + "\n")
+    atomic_write_text(out / "sequential.json", json.dumps(json_ready(data), indent=1) + "\n")
     print("\n".join(lines))
 
 

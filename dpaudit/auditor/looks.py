@@ -72,9 +72,9 @@ def look_shares(count: int) -> tuple[float, ...]:
     return tuple([early] * (count - 1) + [FINAL_SHARE])
 
 
-def _default_looks(n_certify: int) -> list[int]:
+def _default_looks(n_certify: int, first: int) -> list[int]:
     looks = [n_certify]
-    while len(looks) < MAX_LOOKS and math.ceil(looks[0] / 2) >= FIRST_LOOK:
+    while len(looks) < MAX_LOOKS and math.ceil(looks[0] / 2) >= first:
         looks.insert(0, math.ceil(looks[0] / 2))
     return looks
 
@@ -106,20 +106,20 @@ def _check_looks(looks: Any, samples: int, offset: int) -> list[int]:
 
 
 def plan_looks(n_certify: int, *, sequential: bool = True, looks: Any = None, samples: int | None = None,
-               offset: int = 0) -> LookPlan:
+               offset: int = 0, first: int = FIRST_LOOK) -> LookPlan:
     """The look plan of a certification of ``n_certify`` samples per input.
 
     ``sequential=False``: one look over the fixed-budget blocks (``block_sizes(n_certify)``), share 1.
     Else ``looks`` (total samples per input at each look, selection included: ``offset`` of them; the
     maximum budget ``samples`` is always the last look) or the default geometric schedule: N, N/2, N/4, ...
-    down to FIRST_LOOK, at most MAX_LOOKS looks.
+    down to ``first`` (FIRST_LOOK), at most MAX_LOOKS looks.
     """
     if not sequential or n_certify <= 0:
         counts = [n_certify]
     elif looks is not None:
         counts = _check_looks(looks, n_certify + offset if samples is None else samples, offset)
     else:
-        counts = _default_looks(n_certify)
+        counts = _default_looks(n_certify, first)
     sizes: list[int] = []
     ends: list[int] = []
     previous = 0

@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from .._numeric import round_down
-from .._validation import check_delta, check_epsilon, check_nonnegative_int, check_probability
+from .._validation import check_delta, check_epsilon, check_flag, check_nonnegative_int, check_probability
 from ..errors import InvalidArgument, InvalidArgumentType
 from .._json import json_ready
+from .score_looks import certify_score_looks
 from .tradeoff_points import (
     CertifiedThreshold,
     certify_thresholds,
@@ -165,6 +166,9 @@ class ScoreAuditResult:
     method: str
     seconds: float
     warnings: tuple[str, ...] = ()
+    samples_used: tuple[int, int] | None = None  # runs (with, without) behind the bounds, selection included
+    looks: int = 1  # certification looks made (``score_looks.py``)
+    stopped: str = "budget"  # "violation", "futility" or "budget"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (infinities as strings)."""
@@ -237,6 +241,7 @@ def audit_scores(
     mu: float | None = None,
     selection_fraction: float = 0.2,
     fprs: Sequence[float] = DEFAULT_FPRS,
+    sequential: bool = True,
 ) -> ScoreAuditResult:
     """Certified privacy lower bounds from one score per training run, with and without a canary.
 
@@ -256,6 +261,8 @@ def audit_scores(
         mu: optionally a claimed GDP mu; then mu_lower > mu is also a violation.
         selection_fraction: share of each array used to choose thresholds.
         fprs: false-positive rates at which to report the TPR (with Clopper-Pearson intervals).
+        sequential: with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs (in their
+            order) and stop on a violation or for futility (``score_looks.py``; ``samples_used``); False: all runs.
 
     Returns:
         ScoreAuditResult with ``epsilon_lower``, ``mu_lower``, ``tpr_at_fpr``, ``auroc``, ``violated``.
@@ -293,7 +300,8 @@ def audit_scores(
     chosen = select_thresholds(s_pos, s_neg, n_positive=c_pos.size, n_negative=c_neg.size,
                                error_per_bound=error / (2 * planned), delta=delta)
     per_bound = error / (2 * max(1, len(chosen)))
-    points = certify_thresholds(c_pos, c_neg, chosen, per_bound, delta)
+    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, check_flag(sequential, "sequential"))
+    points = looked.points
     mu_lower = max([0.0] + [p.mu_bound for p in points if p.mu_bound > 0])
     best = max(points, key=lambda p: p.epsilon_bound, default=None)
     epsilon_lower = 0.0 if best is None else best.epsilon_bound
@@ -329,8 +337,12 @@ def audit_scores(
         threshold=None if best is None else best.threshold,
         tpr_at_fpr=_tpr_at_fpr(s_pos, s_neg, c_pos, c_neg, fprs, confidence_level), auroc=auroc,
         auroc_interval=(max(0.0, auroc - half), min(1.0, auroc + half)), epsilon_ceiling=eps_ceiling,
-        mu_ceiling=mu_ceiling, epsilon_gaussian_assumption=assumed, method=method,
-        seconds=time.perf_counter() - started, warnings=tuple(warnings))
+        mu_ceiling=mu_ceiling, epsilon_gaussian_assumption=assumed,
+        method=method + (f"; sequential: {looked.looks} look(s) on the first runs, stopped: {looked.stopped}" if sequential
+                         and looked.looks > 1 else ""),
+        seconds=time.perf_counter() - started, warnings=tuple(warnings),
+        samples_used=(s_pos.size + looked.used_with, s_neg.size + looked.used_without), looks=looked.looks,
+        stopped=looked.stopped)
 
 
 # ------------------------------------------------------------------------------------------ one run

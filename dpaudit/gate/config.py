@@ -152,7 +152,9 @@ class GateConfig:
         from dataclasses import replace
 
         return replace(self, settings=replace(self.settings, sequential=False),
-                       audits=tuple(replace(spec, sequential=False) for spec in self.audits))
+                       audits=tuple(replace(spec, sequential=False) for spec in self.audits),
+                       score_audits=tuple(replace(spec, sequential=False) if hasattr(spec, "sequential") else spec
+                                          for spec in self.score_audits))
 
 
 class _Entry:

@@ -41,6 +41,7 @@ class ScoreAuditSpec:
     label_column: str
     source: str  # the claim's origin: "epsilon" or the event text
     timeout: float | None = None
+    sequential: bool = True  # [gate] sequential: certify on growing prefixes of the runs and stop early
 
 
 def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> ScoreAuditSpec:
@@ -83,7 +84,7 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **_CONFIDENCE),
         seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"),
         score_column=entry.get("score_column", str, "score"), label_column=entry.get("label_column", str, "included"),
-        source=source, timeout=_timeout(entry, settings))
+        source=source, timeout=_timeout(entry, settings), sequential=getattr(settings, "sequential", True))
 
 
 def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[str, Any]:
@@ -104,7 +105,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
                 raise InvalidArgument("file", f"{spec.scores}: column {spec.label_column!r}: {part.size} runs {what}; "
                                               "at least 2 of each are needed")
         result = audit_scores(data.scores_with, data.scores_without, epsilon=spec.epsilon, delta=spec.delta,
-                              confidence_level=confidence, seed=spec.seed)
+                              confidence_level=confidence, seed=spec.seed, sequential=spec.sequential)
     return score_audit_row(spec, result, confidence, time.perf_counter() - started)
 
 
@@ -115,4 +116,6 @@ def score_audit_row(spec: ScoreAuditSpec, result: Any, confidence: float, second
            "mu_lower": getattr(result, "mu_lower", None), "violated": result.violated, "confidence_level": confidence,
            "runs": (result.canaries if spec.one_run else result.n_with + result.n_without), "method": result.method,
            "claim": spec.source, "seconds": seconds, "source": spec.scores}
+    if getattr(result, "samples_used", None) is not None:  # runs (with, without) a sequential score audit used
+        row.update({"samples_used": list(result.samples_used), "looks": result.looks, "stopped": result.stopped})
     return row

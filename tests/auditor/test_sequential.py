@@ -150,3 +150,18 @@ def _rare_nan(data, size, rng):
 def test_a_rare_nan_branch_is_certified_beside_the_best_event(seed):
     result = dpaudit.audit(_rare_nan, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=seed, workers=1, sequential=False)
     assert result.violated and "class(y)" in result.event
+
+
+def test_score_audits_look_at_growing_prefixes_of_the_runs():
+    rng = np.random.default_rng(0)
+    negative = rng.normal(0.0, 1.0, 20_000)
+    strong = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3)
+    assert strong.violated and strong.stopped == "violation" and max(strong.samples_used) < 20_000 / 2
+    null = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3)
+    assert not null.violated and null.stopped == "futility" and max(null.samples_used) < 20_000
+    fixed = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3, sequential=False)
+    assert fixed.samples_used == (20_000, 20_000) and fixed.looks == 1 and fixed.stopped == "budget"
+    unclaimed = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, delta=1e-5, seed=3)
+    assert unclaimed.samples_used == (20_000, 20_000)  # nothing to violate: every run is certified
+    with pytest.raises(InvalidArgumentType, match="sequential"):
+        dpaudit.audit_scores(negative, negative, epsilon=1.0, sequential=None)
