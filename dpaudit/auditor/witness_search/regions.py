@@ -79,9 +79,8 @@ def region_candidates(projection: Projection, a: np.ndarray, b: np.ndarray, rank
     rows), the largest prediction belongs to the event holding almost every output (its shrinkage is the
     smallest), which certifies 0, and the selection noise hides where the best threshold lies. The half-line
     then splits the pooled outputs at their median: for a small shift of a symmetric unimodal noise the median
-    split is the best half-line (the sign test is the locally most powerful test of a Laplace location,
-    Lehmann & Romano, *Testing Statistical Hypotheses*, 2005, sec. 3.4 and ex. 3.57; for a Gaussian the
-    median split's efficiency is 2/pi of the optimum). Its prediction with less shrinkage (``rank.outlook``)
+    split is the best half-line (the sign test is the locally most powerful rank test of a Laplace location;
+    for a Gaussian its asymptotic relative efficiency is 2/pi: Hajek, Sidak & Sen, *Theory of Rank Tests*, 1999). Its prediction with less shrinkage (``rank.outlook``)
     is kept as the candidate's ``outlook``, which ranks it among the events predicted to certify nothing."""
     score_a = projection.score(a) if score_a is None else score_a
     score_b = projection.score(b) if score_b is None else score_b
