@@ -270,7 +270,8 @@ def audit_scores(
     Example:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5)
+        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5,
+        ...                  sequential=False)
         >>> r.violated, 0.8 < r.mu_lower <= 1.0
         (False, True)
     """
