@@ -32,6 +32,7 @@ from dpaudit._io import atomic_write_text
 from dpaudit.reporting import json_ready
 from dpaudit.auditor.certify import epsilon_lower_bound, side_alpha
 from dpaudit.auditor.looks import FINAL_SHARE
+from dpaudit.auditor.witness import Column, ScoreRegion
 from dpaudit.mechanisms.catalog import CATALOG, CATALOG_EPSILONS, catalog_entry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,8 +206,14 @@ def witness_cases(seeds: int) -> tuple[list[str], list[dict]]:
         lines.append(f"| {name} | {epsilon:g} | {_num(true_epsilon)} | {first}..{first + seeds - 1} | {row['fixed_flags']} / "
                      f"{row['sequential_flags']} | {min(row['fixed_bounds']):.4g} |")
         print(lines[-1], flush=True)
-    lines += ["", "The half-line y <= 0, known in advance, flags the 2x twin in about half of the seeds at this budget (its "
-              "expected certified bound is close to the claim); before the median half-line the search certified 0 there.", ""]
+    known = ScoreRegion(Column(0, 1), -math.inf, 0.0)
+    oracle = [dpaudit.audit(cases[0][1], [0.0], [2.0], epsilon=0.004, samples=1_000_000, seed=s, workers=1, sequential=False,
+                            witness=known, direction="d -> d_prime") for s in range(50, 50 + seeds)]
+    rows.append({"case": "oracle y <= 0 on the 2x twin", "flags": sum(r.violated for r in oracle),
+                 "bounds": [r.epsilon_lower for r in oracle]})
+    lines += ["", f"The half-line y <= 0 known in advance (every sample certifies it) flags the 2x twin in "
+              f"{rows[-1]['flags']}/{seeds} of the same seeds: at this budget its certified bound sits at the claim. Before "
+              "the median half-line the search certified 0 on the twin (4/4 seeds 50-53 missed).", ""]
     return lines, rows
 
 
@@ -227,7 +234,10 @@ def gate_timing() -> tuple[list[str], dict]:
              f"Wall time: sequential {times['sequential']:.1f} s, `--fixed-budget` {times['fixed budget']:.1f} s: "
              f"**{speedup:.2f}x** (target >= 3x); identical verdicts: **{'yes' if same else 'NO'}**.",
              "Samples used per input by each audit (of 200,000): "
-             + ", ".join(f"{name} {value:,}" for name, value in used.items() if value is not None) + ".", ""]
+             + ", ".join(f"{name} {value:,}" for name, value in used.items() if value is not None) + ".",
+             "The audits draw 6-9x fewer samples, but the gate's wall time is dominated by what sequential certification "
+             "does not touch: the witness search on the selection batch (10% of the maximum budget; the logistic score's "
+             "fit alone is ~8 of sparse_vector's ~10 s) and starting each entry's child process.", ""]
     return lines, {"seconds": times, "speedup": speedup, "same_verdicts": same, "samples_used": used}
 
 
