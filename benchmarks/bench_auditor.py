@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(entry, epsilon: float, samples: int, confidence: float, seed: int):
     d, d_prime = entry.pair
     return dpaudit.audit(entry.factory(epsilon), d, d_prime, epsilon=epsilon, delta=entry.delta, samples=samples,
-                         confidence_level=confidence, seed=seed)
+                         confidence_level=confidence, seed=seed, sequential=False)  # the estimator at its whole budget
 
 
 def detection(seeds: int) -> tuple[list[str], float]:

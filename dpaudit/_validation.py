@@ -28,6 +28,7 @@ __all__ = [
     "check_positive",
     "check_choice",
     "check_real_sequence",
+    "check_flag",
 ]
 
 
@@ -116,6 +117,13 @@ def check_nonnegative_int(value: Any, name: str) -> int:
     if result < 0:
         raise InvalidArgument(name, f"{name}={value!r} must be an integer >= 0")
     return result
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A boolean (True/False or a numpy bool)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidArgumentType(name, f"{name}={value!r} must be True or False")
+    return bool(value)
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:

@@ -50,6 +50,7 @@ class DPAuditSettings:
     false_alarm_rate: float
     seed: int
     samples: int | None
+    fixed_budget: bool = False  # every audit draws its whole budget (--dp-fixed-budget); else they stop early
     total_audits: int = 0
     dp_tests: int = 0
     audits_run: int = 0
@@ -71,7 +72,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dp-false-alarm-rate", type=float, default=None, metavar="RATE",
                     help="probability that a run of correct mechanisms fails anywhere, split over all DP audits collected "
                          f"(default {DEFAULT_FALSE_ALARM_RATE})")
+    group.addoption("--dp-fixed-budget", action="store_true", default=None,
+                    help="every DP audit draws its whole sample budget (default: audits are sequential and stop early on a "
+                         "certified violation or when their budget cannot certify one)")
     parser.addini("dp_samples", "default samples per input of each DP audit", default=None)
+    parser.addini("dp_fixed_budget", "every DP audit draws its whole sample budget (true/false)", default=None)
     parser.addini("dp_seed", "base seed of the DP audits", default=None)
     parser.addini("dp_false_alarm_rate", "run-wide false-alarm rate of the DP audits", default=None)
 
@@ -105,9 +110,20 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"dpaudit: {seed[1]}={seed[0]} must be >= 0")
     if samples is not None and samples[0] < MIN_SAMPLES:
         raise pytest.UsageError(f"dpaudit: {samples[1]}={samples[0]} must be >= {MIN_SAMPLES}")
+    fixed = _setting(config, "dp_fixed_budget", "dp_fixed_budget", boolean, None)
     config.stash[_SETTINGS_KEY] = DPAuditSettings(
         false_alarm_rate=rate[0] if rate else DEFAULT_FALSE_ALARM_RATE, seed=seed[0] if seed else 0,
-        samples=samples[0] if samples else None)
+        samples=samples[0] if samples else None, fixed_budget=bool(fixed and fixed[0]))
+
+
+def boolean(text: str) -> bool:
+    """An ini boolean: true/false, yes/no, 1/0 (ValueError otherwise)."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(text)
 
 
 def _marker_arguments(item: pytest.Item) -> dict[str, Any]:
@@ -153,7 +169,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_report_header(config: pytest.Config) -> str:
     settings = config.stash[_SETTINGS_KEY]
     return (f"dpaudit: run-wide false-alarm rate {settings.false_alarm_rate:g}, seed {settings.seed}, samples "
-            f"{settings.samples or 'per test (default ' + format(DEFAULT_SAMPLES, ',') + ')'}")
+            f"{settings.samples or 'per test (default ' + format(DEFAULT_SAMPLES, ',') + ')'}"
+            + (", fixed budget" if settings.fixed_budget else ", sequential (stop early)"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -221,6 +238,7 @@ class DPAudit:
                             pytrace=False)
         index, seed = self._next()
         options.setdefault("workers", 1)
+        options.setdefault("sequential", not self.settings.fixed_budget)
         result = audit(mechanism, d, d_prime, epsilon, delta, samples or self.samples, self.confidence_level, seed, **options)
         return self._verdict(result, index, f"on d={d!r}, d_prime={d_prime!r}")
 
@@ -232,6 +250,7 @@ class DPAudit:
 
         index, seed = self._next()
         options.setdefault("workers", 1)
+        options.setdefault("sequential", not self.settings.fixed_budget)
         found = search_pairs(mechanism, pairs, epsilon, delta, samples=samples or self.samples,
                              confidence_level=self.confidence_level, seed=seed, **options)
         return self._verdict(found.result, index, f"on d={found.pair[0]!r}, d_prime={found.pair[1]!r}")

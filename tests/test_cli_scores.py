@@ -47,7 +47,8 @@ def test_formats_agree_and_exit_codes(tmp_path, capsys, suffix):
     assert code == 1 and payload["violated"] and payload["epsilon_lower"] > 1.0 and payload["file"] == str(path)
     code, out, err = run(capsys, "scores", path, "--epsilon", "50")
     assert code == 0 and "not violated" in out
-    reference = json.loads(run(capsys, "scores", write_csv(tmp_path / "r.csv", values, included), "--json")[1])
+    reference = json.loads(run(capsys, "scores", write_csv(tmp_path / "r.csv", values, included), "--epsilon", "1.0",
+                               "--json")[1])
     assert payload["epsilon_lower"] == reference["epsilon_lower"]
 
 

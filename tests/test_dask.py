@@ -44,11 +44,13 @@ def _numbers(result) -> dict:
     (NoisyMaxReturnsValue(1.0, k=5), [0] * 5, [1] * 5, 200_000),
 ])
 def test_same_numbers_as_serial_and_process_backends(cluster, mechanism, d, d_prime, samples):
-    common = dict(epsilon=1.0, samples=samples, seed=11)
-    on_cluster = dpaudit.audit(mechanism, d, d_prime, scheduler=cluster.scheduler_address, **common)
-    serial = dpaudit.audit(mechanism, d, d_prime, workers=1, **common)
-    processes = dpaudit.audit(mechanism, d, d_prime, workers=2, **common)
-    assert _numbers(on_cluster) == _numbers(serial) == _numbers(processes)
+    for sequential in (True, False):  # looks are whole seeded blocks: the same stop at the same look everywhere
+        common = dict(epsilon=1.0, samples=samples, seed=11, sequential=sequential)
+        on_cluster = dpaudit.audit(mechanism, d, d_prime, scheduler=cluster.scheduler_address, **common)
+        serial = dpaudit.audit(mechanism, d, d_prime, workers=1, **common)
+        processes = dpaudit.audit(mechanism, d, d_prime, workers=2, **common)
+        assert _numbers(on_cluster) == _numbers(serial) == _numbers(processes)
+        assert (serial.samples_used < samples) == (sequential and serial.stopped != "budget")
 
 
 def test_chunking_and_wave_size_do_not_change_results(cluster):

@@ -218,3 +218,28 @@ def test_declared(request):
     result = run(pytester)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*requests the dp_audit fixture dynamically*mark the test @pytest.mark.dp_audit*"])
+
+
+FIXED_BUDGET_SUITE = """
+import pytest
+from plugin_sandbox_mechanisms import laplace_half_scale
+
+def test_budget(dp_audit):
+    with pytest.raises(pytest.fail.Exception):
+        dp_audit(laplace_half_scale, [0.0], [1.0], epsilon=1.0, samples=400_000)
+    result = dp_audit.results[0]
+    print(f"USED {result.samples_used} {result.stopped}")
+"""
+
+
+def test_audits_stop_early_unless_the_fixed_budget_is_asked(pytester):
+    pytester.makepyfile(test_budget=FIXED_BUDGET_SUITE)
+    sequential = run(pytester, "-s")
+    sequential.assert_outcomes(passed=1)
+    used, stopped = re.search(r"USED (\d+) (\w+)", sequential.stdout.str()).groups()
+    assert int(used) < 400_000 and stopped == "violation"
+    assert "sequential (stop early)" in sequential.stdout.str()
+    fixed = run(pytester, "-s", "--dp-fixed-budget")
+    fixed.assert_outcomes(passed=1)
+    assert re.search(r"USED (\d+) (\w+)", fixed.stdout.str()).groups() == ("400000", "budget")
+    assert "fixed budget" in fixed.stdout.str()

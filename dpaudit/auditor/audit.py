@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from .._validation import check_choice, check_delta, check_epsilon, check_nonnegative_int, check_positive_int, check_probability
+from .._validation import check_choice, check_flag, check_delta, check_epsilon, check_nonnegative_int, check_positive_int, check_probability
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
-from .certify import certification_ceiling, epsilon_lower_bound, side_alpha
+from .certify import certification_ceiling, side_alpha
+from .looks import FINAL_SHARE, plan_looks
+from .sequential import certify_in_looks
 from .result import AuditDetails, AuditResult
 from .backends import Progress
 from .sampling import (
@@ -226,14 +228,16 @@ class _Sampler:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
 
-    def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None) -> tuple[np.ndarray, np.ndarray]:
-        """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples."""
-        blocks = range(len(sizes))
+    def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None,
+                      blocks: range | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples
+        (``blocks``: the certification blocks to draw, default all of ``sizes``)."""
+        blocks = range(len(sizes)) if blocks is None else blocks
         under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes,
                                               self.widths), blocks)
         under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width,
                                                self.dtypes, self.widths), blocks)
-        return np.array(under_d).reshape(len(sizes), -1), np.array(under_dp).reshape(len(sizes), -1)
+        return np.array(under_d).reshape(len(blocks), -1), np.array(under_dp).reshape(len(blocks), -1)
 
     def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
         """Tail summaries (``family_tails.summarise``) of the streamed selection blocks, per input."""
@@ -264,6 +268,8 @@ def audit(
     progress: bool | None = None,
     keep_details: bool = False,
     scheduler: Any = None,
+    sequential: bool = True,
+    looks: Sequence[int] | None = None,
 ) -> AuditResult:
     """Certify a lower bound on ``mechanism``'s epsilon from ``samples`` runs on each of d and d_prime.
 
@@ -271,7 +277,8 @@ def audit(
         mechanism: ``mechanism(data, size, rng) -> ndarray`` of ``size`` outputs stacked on axis 0.
         d, d_prime: an adjacent pair of inputs (both directions are examined).
         epsilon, delta: the claimed guarantee; ``violated`` is ``epsilon_lower > epsilon``.
-        samples: runs per input (selection + certification).
+        samples: runs per input (selection + certification): the maximum budget; a sequential audit
+            stops earlier on a certified violation or when the budget cannot certify one (``samples_used``).
         confidence_level: probability with which ``epsilon_lower`` is a true lower bound.
         seed: makes the audit reproducible (independent of ``workers`` and memory chunking).
         selection_fraction: share of the samples used to choose the witness event.
@@ -284,6 +291,11 @@ def audit(
             ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         keep_details: attach selection samples, the witness and per-block counts (for reports).
+        sequential: certify in looks (``looks.py``: the error spent over the looks, every look's bound valid
+            at once) and stop early on a violation or for futility; False: the whole budget, one look.
+        looks: samples per input (selection included) at which a sequential audit looks, increasing; the
+            budget ``samples`` is always the last look (default: the certification budget halved down to
+            2048, at most 12 looks).
 
     Returns:
         AuditResult with ``epsilon_lower`` (holds with probability >= confidence_level), the witness
@@ -292,9 +304,14 @@ def audit(
     Example:
         >>> def laplace(data, size, rng):
         ...     return data[0] + rng.laplace(0.0, 1.0, size)
-        >>> result = audit(laplace, [0.0], [1.0], epsilon=1.0, samples=100_000, seed=1, workers=1)
+        >>> result = audit(laplace, [0.0], [1.0], epsilon=1.0, samples=100_000, seed=1, workers=1, sequential=False)
         >>> 0.9 < result.epsilon_lower <= 1.0, result.violated
         (True, False)
+        >>> def half_scale(data, size, rng):  # truly 2-DP: stops at the first look
+        ...     return data[0] + rng.laplace(0.0, 0.5, size)
+        >>> twice = audit(half_scale, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=1, workers=1)
+        >>> twice.violated, twice.stopped, twice.samples_used < 200_000
+        (True, 'violation', True)
     """
     mechanism = _check_mechanism(mechanism)
     epsilon = check_epsilon(epsilon, "epsilon")
@@ -303,13 +320,15 @@ def audit(
                                                                              selection_fraction, workers)
     certified_events = check_positive_int(certified_events, "certified_events")
     witness = _check_witness(witness, direction)
+    sequential = check_flag(sequential, "sequential")
 
     started = time.perf_counter()
     probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
     n_select = 0 if witness is not None else selection_size(samples, selection_fraction)
     n_stream = stream_size(samples, selection_fraction, n_select, delta) if witness is None and TAIL_SEARCH else 0
     n_certify = samples - n_select - n_stream
-    select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
+    plan = plan_looks(n_certify, sequential=sequential, looks=looks, samples=samples, offset=n_select + n_stream)
+    select_sizes, certify_sizes = tuple(block_sizes(n_select)), plan.sizes
     stream_sizes = tuple(block_sizes(n_stream))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes) + len(stream_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
@@ -338,40 +357,43 @@ def audit(
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
-        ceiling = certification_ceiling(n_certify, delta, alpha)
+        ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1])
         method = (f"selection {n_select}" + (f" (+ {n_stream} streamed for tail half-lines)" if n_stream else "")
                   + f" + certification {n_certify} per input; "
-                  f"Clopper-Pearson, Bonferroni over {max(1, len(chosen))} certified event-direction(s)")
+                  f"Clopper-Pearson, Bonferroni over {max(1, len(chosen))} certified event-direction(s)"
+                  + (f"; sequential: {len(plan.looks)} looks, error spent {FINAL_SHARE:g} at the last" if len(plan.looks) > 1 else ""))
         if not chosen:
             return AuditResult(0.0, epsilon, delta, False, "none (the outputs did not separate the inputs)", "-", 0, 0,
                                samples, n_select + n_stream, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
-                               False, method, time.perf_counter() - started, warnings=tuple(warnings))
-        per_block_d, per_block_dp = draw.certification(certify_sizes, tuple(c.witness for c in chosen), width)
+                               False, method, time.perf_counter() - started, warnings=tuple(warnings),
+                               samples_used=n_select + n_stream, looks=0, stopped="futility" if sequential else "budget")
 
-    counts_d, counts_dp = per_block_d.sum(axis=0), per_block_dp.sum(axis=0)
-    best = None
-    for index, candidate in enumerate(chosen):  # every certified event: its bound, and the exact-support proof
-        count_p, count_q = (counts_d[index], counts_dp[index]) if candidate.forward else (counts_dp[index], counts_d[index])
-        bound, p_low, q_high = epsilon_lower_bound(int(count_p), n_certify, int(count_q), n_certify, delta, alpha)
-        proven = count_q == 0 and p_low > delta and _impossible_under(mechanism, d_prime if candidate.forward else d,
-                                                                       candidate.witness)
-        if proven:
-            bound = math.inf
-        if best is None or bound > best[0]:
-            best = (bound, p_low, q_high, int(count_p), int(count_q), index, proven)
-    bound, p_low, q_high, count_p, count_q, index, proven = best
+        def proof(index: int, count_q: int, p_low: float) -> bool:  # epsilon = inf by the exact support oracle
+            candidate = chosen[index]
+            return count_q == 0 and p_low > delta and _impossible_under(mechanism, d_prime if candidate.forward else d,
+                                                                         candidate.witness)
+
+        witnesses = tuple(c.witness for c in chosen)
+        outcome = certify_in_looks(plan, lambda blocks: draw.certification(certify_sizes, witnesses, width, blocks),
+                                   [c.forward for c in chosen], delta, alpha, epsilon, proof)
+
+    best = outcome.best
+    bound, p_low, q_high, count_p, count_q, index, proven = (best.bound, best.p_lower, best.q_upper, best.count_p,
+                                                             best.count_q, best.index, best.proven)
     candidate = chosen[index]
     details = None
     if keep_details:
+        per_block_d, per_block_dp = outcome.per_block_d, outcome.per_block_dp
         numerator, denominator = (per_block_d, per_block_dp) if candidate.forward else (per_block_dp, per_block_d)
+        drawn = plan.ends[best.look]  # the blocks behind the reported bound
         details = AuditDetails(
             witness=candidate.witness,
             sample_d=None if a is None else a[:DETAIL_ROWS],
             sample_d_prime=None if b is None else b[:DETAIL_ROWS],
-            block_sizes=np.asarray(certify_sizes),
-            block_counts_p=numerator[:, index],
-            block_counts_q=denominator[:, index],
-            alpha=alpha,
+            block_sizes=np.asarray(certify_sizes[:drawn]),
+            block_counts_p=numerator[:drawn, index],
+            block_counts_q=denominator[:drawn, index],
+            alpha=best.alpha,
         )
     return AuditResult(
         epsilon_lower=bound,
@@ -384,7 +406,7 @@ def audit(
         count_q=count_q,
         samples=samples,
         selection_samples=n_select + n_stream,
-        certification_samples=n_certify,
+        certification_samples=best.n,
         p_lower=p_low,
         q_upper=q_high,
         ceiling=ceiling,
@@ -400,4 +422,8 @@ def audit(
         details=details,
         support_proof=proven,
         warnings=tuple(warnings),
+        samples_used=n_select + n_stream + outcome.n_used,
+        looks=outcome.looks,
+        stopped=outcome.stopped,
+        look_schedule=tuple(n_select + n_stream + n for n in plan.looks),
     )

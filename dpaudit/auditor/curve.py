@@ -39,7 +39,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .._numeric import round_down
-from .._validation import check_choice, check_delta, check_nonnegative_int, check_real
+from .._validation import check_choice, check_delta, check_flag, check_nonnegative_int, check_real
 from ..accountant.curves import ProfileTradeoff, as_tradeoff, gdp_epsilon, gdp_mu_lower, gdp_tradeoff, tradeoff_from_profile
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError, UnsupportedEventError
 from ..events import PrivacyEvent
@@ -49,6 +49,7 @@ from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import shape_outcome
 from .backends import Progress
+from .looks import FINAL_SHARE, FUTILITY_FROM, forecast_counts, plan_looks
 from .sampling import (
     PHASE_CERTIFY,
     SIDE_D,
@@ -271,6 +272,13 @@ class CurveAuditResult:
     seconds: float
     claim_curve: tuple[tuple[float, float], ...] = field(default=(), repr=False)
     warnings: tuple[str, ...] = ()
+    samples_used: int | None = None  # per input, selection + certification drawn (a sequential audit may stop early)
+    looks: int = 1  # certification looks made
+    stopped: str = "budget"  # "violation", "futility" or "budget" (``looks.py``)
+
+    def __post_init__(self) -> None:
+        if self.samples_used is None:
+            object.__setattr__(self, "samples_used", self.samples)
 
     @property
     def direction(self) -> str | None:
@@ -489,6 +497,8 @@ def audit_curve(
     workers: int | None = None,
     scheduler: Any = None,
     progress: bool | None = None,
+    sequential: bool = True,
+    looks: Sequence[int] | None = None,
 ) -> CurveAuditResult:
     """Certify points of ``mechanism``'s trade-off curve on (d, d_prime) and test them against ``claim``.
 
@@ -512,6 +522,9 @@ def audit_curve(
         workers: worker processes (default: all cores; 1 = in this process).
         scheduler: run the blocks on a Dask cluster (as for :func:`~dpaudit.audit`; same numbers).
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
+        sequential: certify in looks and stop early on a point below the claim or for futility (as for
+            :func:`~dpaudit.audit`: ``samples`` is the maximum budget, every look's points hold at once);
+            False: the whole budget, one look. ``looks``: samples per input at each look (increasing).
 
     Returns:
         CurveAuditResult: ``violated``, ``mu_lower``, ``epsilon_lower``, the certified ``points``, the
@@ -535,13 +548,15 @@ def audit_curve(
     if witness is None and direction is not None:
         check_choice(direction, "direction", DIRECTIONS)
     resolved = resolve_claim(claim, mechanism, delta)
+    sequential = check_flag(sequential, "sequential")
 
     started = time.perf_counter()
     probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
     dtypes, widths = probe_outcomes(mechanism, d, d_prime, seed)
     n_select = 0 if given is not None else selection_size(samples, selection_fraction)
     n_certify = samples - n_select
-    select_sizes, certify_sizes = tuple(block_sizes(n_select)), tuple(block_sizes(n_certify))
+    plan = plan_looks(n_certify, sequential=sequential, looks=looks, samples=samples, offset=n_select)
+    select_sizes, certify_sizes = tuple(block_sizes(n_select)), plan.sizes
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes)), label="curve audit", enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
     draw = _Sampler(backend, mechanism, d, d_prime, seed, dtypes=dtypes, widths=widths)
@@ -565,35 +580,40 @@ def audit_curve(
             if id(choice.witness) not in index_of:
                 index_of[id(choice.witness)] = len(unique)
                 unique.append(choice.witness)
+        # Bonferroni weights: focus points share (1 - SPREAD_SHARE), spread points SPREAD_SHARE of the error
+        error = 1.0 - confidence_level
+        n_spread = sum(c.role == "spread" for c in choices)
+        n_focus = len(choices) - n_spread
+        spread_total = SPREAD_SHARE * error if n_spread and n_focus else (error if n_spread else 0.0)
+        shares = [spread_total / n_spread if c.role == "spread" else (error - spread_total) / n_focus for c in choices]
+        points: list[CurvePoint] = []
+        made, stopped, n_used = 0, "budget", 0
         if choices:
-            blocks = range(len(certify_sizes))
-            under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes,
-                                                  widths), blocks)
-            under_dp = backend.map(_CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique), width,
-                                                   dtypes, widths), blocks)
-            counts_d = np.sum(np.array(under_d).reshape(len(certify_sizes), -1), axis=0)
-            counts_dp = np.sum(np.array(under_dp).reshape(len(certify_sizes), -1), axis=0)
-
-    # Bonferroni weights: focus points share (1 - SPREAD_SHARE), spread points SPREAD_SHARE of the error
-    error = 1.0 - confidence_level
-    n_spread = sum(c.role == "spread" for c in choices)
-    n_focus = len(choices) - n_spread
-    spread_total = SPREAD_SHARE * error if n_spread and n_focus else (error if n_spread else 0.0)
-    shares = [spread_total / n_spread if c.role == "spread" else (error - spread_total) / n_focus for c in choices]
-    points = []
-    for choice, share in zip(choices, shares):
-        i = index_of[id(choice.witness)]
-        in_d, in_dp = int(counts_d[i]), int(counts_dp[i])
-        count_alpha, count_in_q = (in_d, in_dp) if choice.forward else (in_dp, in_d)
-        count_beta = n_certify - count_in_q
-        alpha_u = float(clopper_pearson_upper(count_alpha, n_certify, share / 2.0))
-        beta_u = float(clopper_pearson_upper(count_beta, n_certify, share / 2.0))
-        claimed = float(resolved(np.array([alpha_u]))[0])
-        mu_bound = float(gdp_mu_lower(alpha_u, beta_u))
-        points.append(CurvePoint(alpha_u, beta_u, DIRECTIONS[0] if choice.forward else DIRECTIONS[1],
-                                 choice.witness.describe(), choice.witness.to_dict(), choice.role, count_alpha,
-                                 count_beta, n_certify, share, claimed,
-                                 round_down(mu_bound) if math.isfinite(mu_bound) else mu_bound, beta_u < claimed))
+            counts_d = np.zeros(len(unique), dtype=np.int64)
+            counts_dp = np.zeros(len(unique), dtype=np.int64)
+            for look, n_look in enumerate(plan.looks):
+                blocks = plan.blocks(look)
+                under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes,
+                                                      widths), blocks)
+                under_dp = backend.map(_CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique),
+                                                       width, dtypes, widths), blocks)
+                counts_d = counts_d + np.sum(np.array(under_d).reshape(len(blocks), -1), axis=0)
+                counts_dp = counts_dp + np.sum(np.array(under_dp).reshape(len(blocks), -1), axis=0)
+                made, n_used = look + 1, n_look
+                look_shares = [share * plan.shares[look] for share in shares]
+                points = _points(choices, look_shares, [index_of[id(c.witness)] for c in choices], counts_d, counts_dp,
+                                 n_look, resolved)
+                if look == len(plan.looks) - 1:
+                    break
+                if any(p.below_claim for p in points):
+                    stopped = "violation"
+                    break
+                final = [share * plan.shares[-1] for share in shares]
+                if n_look >= FUTILITY_FROM * plan.looks[-1] and not any(
+                        p.below_claim for p in _points(choices, final, [index_of[id(c.witness)] for c in choices],
+                                                       counts_d, counts_dp, n_look, resolved, plan.looks[-1])):
+                    stopped = "futility"
+                    break
     mu_lower = max([0.0] + [p.mu_bound for p in points if math.isfinite(p.mu_bound)])
     all_deltas = sorted(set([resolved.delta] + extra_deltas))
     by_delta = tuple((dl, _epsilon_lower(points, dl)) for dl in all_deltas)
@@ -604,14 +624,15 @@ def audit_curve(
     elif mu_lower > 0:
         assumed = math.inf
     worst = max(points, key=lambda p: float(_probit_margin(p.claimed_beta, p.beta_upper))) if points else None
-    focus_share = max(shares) if shares else error
+    focus_share = (max(shares) if shares else error) * plan.shares[-1]
     tiny = float(clopper_pearson_upper(0, n_certify, focus_share / 2.0))
     ceiling = round_down(float(gdp_mu_lower(tiny, tiny)))
     alphas = _CLAIM_GRID
     curve = tuple(zip(alphas.tolist(), resolved(alphas).tolist()))
     method = (f"selection {n_select} + certification {n_certify} per input; {len(points)} tests (both directions), "
               f"Clopper-Pearson upper bounds on both error types, Bonferroni over all {2 * len(points)} bounds"
-              + (f" ({n_spread} spread points share {SPREAD_SHARE:g} of the error)" if n_spread and n_focus else ""))
+              + (f" ({n_spread} spread points share {SPREAD_SHARE:g} of the error)" if n_spread and n_focus else "")
+              + (f"; sequential: {len(plan.looks)} looks, error spent {FINAL_SHARE:g} at the last" if len(plan.looks) > 1 else ""))
     if not points:
         warnings.append("no test separated the inputs on the selection batch: nothing was certified")
     return CurveAuditResult(
@@ -629,7 +650,7 @@ def audit_curve(
         witness=None if worst is None else {"event": worst.witness, "direction": worst.direction},
         samples=samples,
         selection_samples=n_select,
-        certification_samples=n_certify,
+        certification_samples=n_used if points else n_certify,
         confidence_level=confidence_level,
         seed=seed,
         mu_ceiling=ceiling,
@@ -637,7 +658,35 @@ def audit_curve(
         seconds=time.perf_counter() - started,
         claim_curve=curve,
         warnings=tuple(warnings),
+        samples_used=n_select + n_used,
+        looks=made,
+        stopped=stopped,
     )
+
+
+def _points(choices: Sequence[_Choice], shares: Sequence[float], indices: Sequence[int], counts_d: np.ndarray,
+            counts_dp: np.ndarray, n: int, claim: Claim, final: int | None = None) -> list[CurvePoint]:
+    """The certified points of ``choices`` from their counts in ``n`` certification samples per input, each point's
+    two bounds at error share / 2. ``final``: instead, the points forecast at ``final`` samples with both error
+    counts taken in the audit's favour (``looks.forecast_counts``; the futility rule)."""
+    points = []
+    for choice, share, i in zip(choices, shares, indices):
+        in_d, in_dp = int(counts_d[i]), int(counts_dp[i])
+        count_alpha, count_in_q = (in_d, in_dp) if choice.forward else (in_dp, in_d)
+        count_beta, size = n - count_in_q, n
+        if final is not None:
+            count_alpha = int(forecast_counts(count_alpha, n, final, "down"))
+            count_beta = int(forecast_counts(count_beta, n, final, "down"))
+            size = final
+        alpha_u = float(clopper_pearson_upper(count_alpha, size, share / 2.0))
+        beta_u = float(clopper_pearson_upper(count_beta, size, share / 2.0))
+        claimed = float(claim(np.array([alpha_u]))[0])
+        mu_bound = float(gdp_mu_lower(alpha_u, beta_u))
+        points.append(CurvePoint(alpha_u, beta_u, DIRECTIONS[0] if choice.forward else DIRECTIONS[1],
+                                 choice.witness.describe(), choice.witness.to_dict(), choice.role, count_alpha,
+                                 count_beta, size, share, claimed,
+                                 round_down(mu_bound) if math.isfinite(mu_bound) else mu_bound, beta_u < claimed))
+    return points
 
 
 def _epsilon_lower(points: Sequence[CurvePoint], delta: float) -> float:

@@ -140,12 +140,15 @@ def search_pairs(
     workers: int | None = None,
     keep_details: bool = False,
     scheduler: Any = None,
+    sequential: bool = True,
 ) -> PairSearchResult:
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
     Returns the best certified pair; its bound holds with probability >= confidence_level jointly
     with the other certified pairs' (Bonferroni over ``top``). ``keep_details`` keeps the certified
-    audits' details (for report figures drawn from the same numbers as the tables).
+    audits' details (for report figures drawn from the same numbers as the tables). The screening audits
+    use their whole (small) budget, so the ranking compares like with like; the certified audits are
+    sequential unless ``sequential=False`` (:func:`~dpaudit.audit`).
 
     Example:
         >>> import numpy as np
@@ -169,7 +172,7 @@ def search_pairs(
     screened = []
     for index, (d, d_prime) in enumerate(pairs):
         quick = audit(mechanism, d, d_prime, epsilon, delta, screen_samples, 0.5, _pair_seed(seed, 1, index), workers=workers,
-                      scheduler=scheduler)
+                      scheduler=scheduler, sequential=False)
         screened.append({"index": index, "epsilon_screen": quick.epsilon_lower, "event": quick.event})
     ranking = sorted(screened, key=lambda row: -row["epsilon_screen"])[:top]
 
@@ -179,7 +182,7 @@ def search_pairs(
         d, d_prime = pairs[row["index"]]
         result = audit(mechanism, d, d_prime, epsilon, delta, samples, per_pair_confidence,
                        _pair_seed(seed, 2, row["index"]), workers=workers, keep_details=keep_details,
-                       scheduler=scheduler)
+                       scheduler=scheduler, sequential=sequential)
         certified.append({"index": row["index"], "epsilon_lower": result.epsilon_lower, "event": result.event})
         if best is None or result.epsilon_lower > best[0].epsilon_lower:
             best = (result, row["index"])

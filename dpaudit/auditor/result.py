@@ -63,6 +63,14 @@ class AuditResult:
     details: AuditDetails | None = field(default=None, repr=False, compare=False)
     support_proof: bool = False  # epsilon_lower = inf: the mechanism's exact support rules the event out
     warnings: tuple[str, ...] = ()  # degenerate outputs, an unseeded random source (run in one process), ...
+    samples_used: int | None = None  # per input, selection + certification drawn (a sequential audit may stop early)
+    looks: int = 1  # certification looks made
+    stopped: str = "budget"  # "violation" (certified early), "futility" (the budget could not certify one) or "budget"
+    look_schedule: tuple[int, ...] = ()  # samples per input at each planned look
+
+    def __post_init__(self) -> None:
+        if self.samples_used is None:
+            object.__setattr__(self, "samples_used", self.samples)
 
     @property
     def epsilon_estimate(self) -> float:
@@ -90,7 +98,8 @@ class AuditResult:
         return (
             f"epsilon >= {self.epsilon_lower:.4f} with confidence {self.confidence_level:g} "
             f"(claimed {self.epsilon:g}, delta {self.delta:g}): {verdict}; witness {self.event} [{self.direction}]; "
-            f"ceiling {self.ceiling:.3g} at {self.certification_samples} certification samples per input, "
-            f"confidence split over {self.certified_events} certified event-direction(s)"
+            f"ceiling {self.ceiling:.3g} at the full budget, "
+            f"confidence split over {self.certified_events} certified event-direction(s); "
+            f"{self.samples_used} of {self.samples} samples per input used ({self.looks} look(s), stopped: {self.stopped})"
             + "".join(f"\nwarning: {w}" for w in self.warnings)
         )

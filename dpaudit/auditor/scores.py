@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from .._numeric import round_down
-from .._validation import check_delta, check_epsilon, check_nonnegative_int, check_probability
-from ..errors import InvalidArgumentType
+from .._validation import check_delta, check_epsilon, check_flag, check_nonnegative_int, check_probability
+from ..errors import InvalidArgument, InvalidArgumentType
 from .._json import json_ready
 from .one_run import OneRunResult, audit_one_run, one_run_epsilon, one_run_p_value
 from .score_inputs import check_included, check_scores
+from .score_looks import certify_score_looks
 from .tradeoff_points import (
     CertifiedThreshold,
     certify_thresholds,
@@ -109,6 +110,9 @@ class ScoreAuditResult:
     method: str
     seconds: float
     warnings: tuple[str, ...] = ()
+    samples_used: tuple[int, int] | None = None  # runs (with, without) behind the bounds, selection included
+    looks: int = 1  # certification looks made (``score_looks.py``)
+    stopped: str = "budget"  # "violation", "futility" or "budget"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary (infinities as strings)."""
@@ -181,6 +185,7 @@ def audit_scores(
     mu: float | None = None,
     selection_fraction: float = 0.2,
     fprs: Sequence[float] = DEFAULT_FPRS,
+    sequential: bool = True,
 ) -> ScoreAuditResult:
     """Certified privacy lower bounds from one score per training run, with and without a canary.
 
@@ -200,6 +205,8 @@ def audit_scores(
         mu: optionally a claimed GDP mu; then mu_lower > mu is also a violation.
         selection_fraction: share of each array used to choose thresholds.
         fprs: false-positive rates at which to report the TPR (with Clopper-Pearson intervals).
+        sequential: with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs (in their
+            order) and stop on a violation or for futility (``score_looks.py``; ``samples_used``); False: all runs.
 
     Returns:
         ScoreAuditResult with ``epsilon_lower``, ``mu_lower``, ``tpr_at_fpr``, ``auroc``, ``violated``.
@@ -207,7 +214,8 @@ def audit_scores(
     Example:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5)
+        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5,
+        ...                  sequential=False)
         >>> r.violated, 0.8 < r.mu_lower <= 1.0
         (False, True)
     """
@@ -237,7 +245,8 @@ def audit_scores(
     chosen = select_thresholds(s_pos, s_neg, n_positive=c_pos.size, n_negative=c_neg.size,
                                error_per_bound=error / (2 * planned), delta=delta)
     per_bound = error / (2 * max(1, len(chosen)))
-    points = certify_thresholds(c_pos, c_neg, chosen, per_bound, delta)
+    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, check_flag(sequential, "sequential"))
+    points = looked.points
     mu_lower = max([0.0] + [p.mu_bound for p in points if p.mu_bound > 0])
     best = max(points, key=lambda p: p.epsilon_bound, default=None)
     epsilon_lower = 0.0 if best is None else best.epsilon_bound
@@ -273,5 +282,9 @@ def audit_scores(
         threshold=None if best is None else best.threshold,
         tpr_at_fpr=_tpr_at_fpr(s_pos, s_neg, c_pos, c_neg, fprs, confidence_level), auroc=auroc,
         auroc_interval=(max(0.0, auroc - half), min(1.0, auroc + half)), epsilon_ceiling=eps_ceiling,
-        mu_ceiling=mu_ceiling, epsilon_gaussian_assumption=assumed, method=method,
-        seconds=time.perf_counter() - started, warnings=tuple(warnings))
+        mu_ceiling=mu_ceiling, epsilon_gaussian_assumption=assumed,
+        method=method + (f"; sequential: {looked.looks} look(s) on the first runs, stopped: {looked.stopped}" if sequential
+                         and looked.looks > 1 else ""),
+        seconds=time.perf_counter() - started, warnings=tuple(warnings),
+        samples_used=(s_pos.size + looked.used_with, s_neg.size + looked.used_without), looks=looked.looks,
+        stopped=looked.stopped)

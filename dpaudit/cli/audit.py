@@ -23,7 +23,8 @@ def _audit(args: argparse.Namespace) -> int:
     mechanism = load_object(args.mechanism, "mechanism")
     args.workers = capped_workers(args.workers)
     common = dict(epsilon=args.epsilon, delta=0.0 if args.delta is None else args.delta, samples=args.samples,
-                  confidence_level=args.confidence_level, seed=args.seed, workers=args.workers, scheduler=args.scheduler)
+                  confidence_level=args.confidence_level, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+                  sequential=not args.fixed_budget)
     given = [flag for flag, value in (("--d/--d-prime", args.d is not None or args.d_prime is not None),
                                       ("--neighbours", args.neighbours), ("--statdp", args.statdp)) if value]
     if len(given) > 1:
@@ -62,7 +63,8 @@ def _run_curve(args: argparse.Namespace, mechanism: object) -> int:
         Guarantee(args.epsilon, 0.0 if args.delta is None else args.delta) if args.epsilon is not None else None)
     d, d_prime = json_argument(args.d, "d"), json_argument(args.d_prime, "d_prime")
     result = audit_curve(mechanism, d, d_prime, claim=claim, samples=args.samples, confidence_level=args.confidence_level,
-                         seed=args.seed, delta=args.delta, workers=args.workers, scheduler=getattr(args, "scheduler", None))
+                         seed=args.seed, delta=args.delta, workers=args.workers, scheduler=getattr(args, "scheduler", None),
+                         sequential=not args.fixed_budget)
     text = (f"{args.mechanism}: pair d={d!r} d_prime={d_prime!r}\n{result.summary()}\n"
             "(mu_lower and epsilon_lower are lower bounds holding with the stated confidence)")
     emit(result.to_dict(), text, args.json)
@@ -89,6 +91,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores; at most 4 per core)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the blocks on a Dask cluster, e.g. tcp://host:8786 (default: $DPAUDIT_SCHEDULER; same numbers as locally)")
+    p.add_argument("--fixed-budget", action="store_true",
+                   help="draw all --samples (default: certify in looks, stop early on a violation or for futility)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                    help="time limit of the whole command, imports included (default: none; an import alone at most 300 s)")

@@ -199,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     config = _capped(config)
+    if args.fixed_budget or args.write_baseline:  # a baseline records counts of the whole budget (regressions compare with them)
+        config = config.with_fixed_budget()
     baseline = _read_baseline(args.baseline) if args.baseline else None
     # Outputs are checked before anything runs: a disk problem is found in a second, not after the audits.
     if args.report:
@@ -247,6 +249,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "moved in when complete; files of an older report that this one does not produce are removed, no other file is touched)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON document on stdout")
     p.add_argument("--seed", type=int, default=None, help="override the config's [gate] seed")
+    p.add_argument("--fixed-budget", action="store_true",
+                   help="every audit draws its whole sample budget (no early stop; as [gate] sequential = false; "
+                        "implied by --write-baseline)")
     p.add_argument("--write-baseline", metavar="FILE", help="also write this run as a baseline file (atomically)")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML here (one test case per audit, accuracy check and "
                    "budget; for CI test views), atomically")

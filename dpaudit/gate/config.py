@@ -78,6 +78,7 @@ class GateSettings:
     workers: int | None = None
     timeout: float | None = None
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    sequential: bool = True  # audits stop early on a violation or for futility (``samples`` is their maximum budget)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,7 @@ class AuditSpec:
     neighbours: Any = None  # a callable returning the pairs: called when the entry runs (its failure is the entry's)
     claim: Any = None  # the claimed trade-off curve (event, Guarantee or GDP mu); None: the mechanism's .event
     curve: bool | None = None  # audit the whole curve; None: when there is a claim (or .event) and one pair
+    sequential: bool = True  # certify in looks and stop early; False: the whole budget
 
     def audits_curve(self) -> bool:
         """Whether this entry audits the privacy curve (``audit_curve``) rather than one point (``audit``)."""
@@ -153,10 +155,20 @@ class GateConfig:
     def check_count(self) -> int:
         return len(self.audits) + len(self.accuracy) + len(self.score_audits)
 
+    def with_fixed_budget(self) -> GateConfig:
+        """This configuration with every audit at its whole budget (``dpaudit check --fixed-budget``)."""
+        from dataclasses import replace
+
+        return replace(self, settings=replace(self.settings, sequential=False),
+                       audits=tuple(replace(spec, sequential=False) for spec in self.audits),
+                       score_audits=tuple(replace(spec, sequential=False) if hasattr(spec, "sequential") else spec
+                                          for spec in self.score_audits))
+
 
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = Table(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
-                                                   "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve"})
+                                                   "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve",
+                                                   "sequential"})
     name = entry.get("name", str)
     mechanism, example, source = entry_mechanism(entry)
     pairs = entry_pairs(entry, example)
@@ -181,6 +193,7 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         timeout=entry_timeout(entry, settings),
         claim=claim,
         curve=curve,
+        sequential=entry.get("sequential", bool, settings.sequential),
     )
 
 
@@ -312,7 +325,7 @@ def _event_budget(entry: Table, name: str, parameters: dict[str, Any], settings:
 
 def _settings(path: str, table: Any) -> GateSettings:
     entry = Table(path, "gate", None, table, {"seed", "false_alarm_rate", "samples", "accuracy_samples", "confidence_level", "workers",
-                                                 "timeout", "memory_limit"})
+                                                 "timeout", "memory_limit", "sequential"})
     memory_limit = DEFAULT_MEMORY_LIMIT
     if entry.has("memory_limit"):
         try:
@@ -328,6 +341,7 @@ def _settings(path: str, table: Any) -> GateSettings:
         workers=entry.get("workers", int, None, **POSITIVE_INT),
         timeout=entry.get("timeout", float, None, **TIMEOUT),
         memory_limit=memory_limit,
+        sequential=entry.get("sequential", bool, True),
     )
 
 

@@ -27,6 +27,11 @@ from .seeds import entry_seed
 __all__ = ["curve_entry", "baseline_mu_upper"]
 
 
+def sequential_fields(result: Any) -> dict[str, Any]:
+    """How much of its budget an audit drew: samples per input used, looks made, why it stopped."""
+    return {"samples_used": result.samples_used, "looks": result.looks, "stopped": result.stopped}
+
+
 def baseline_mu_upper(record: dict[str, Any], alpha: float) -> float:
     """Upper confidence bound (level 1 - alpha) on the baseline test's mu = Phi^-1(1 - a) - Phi^-1(b),
     from its certification counts; inf when a count was zero (no upper bound)."""
@@ -44,6 +49,7 @@ def _run(spec: AuditSpec, alpha: float, seed: int, workers: int | None, **extra:
     from ..auditor import audit_curve
 
     d, d_prime = spec.pairs[0]
+    extra.setdefault("sequential", spec.sequential)
     return audit_curve(spec.mechanism, d, d_prime, claim=spec.claim, samples=spec.samples, confidence_level=1.0 - alpha,
                        seed=seed, delta=spec.delta, workers=workers, scheduler=False, **extra)
 
@@ -56,7 +62,8 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     upper = baseline_mu_upper(record, alpha / 2.0)
     if not math.isfinite(upper):
         return {"status": "baseline test too extreme to compare", "baseline_upper": upper}
-    again = _run(spec, alpha / 2.0, entry_seed(seed, spec.name + "/regression"), workers, witness=record["witness"])
+    again = _run(spec, alpha / 2.0, entry_seed(seed, spec.name + "/regression"), workers, witness=record["witness"],
+                 sequential=False)  # compared with the baseline's upper bound, not the claim: the whole budget
     now = max((point.mu_bound for point in again.points), default=0.0)
     regressed = now > upper
     return {"status": "REGRESSION" if regressed else "ok", "regressed": regressed,
@@ -66,6 +73,7 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
 def curve_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, seed: int, workers: int | None,
                 record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
     """Run one curve-audit entry; returns its row and the result (for the report's figure)."""
+
     result = _run(spec, share, entry_seed, workers)
     regression = _regression(spec, record, share, seed, workers) if with_baseline else None
     regressed = bool(regression and regression.get("regressed"))
@@ -86,5 +94,6 @@ def curve_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, se
         "certification_samples": result.certification_samples, "witness": result.witness,
         "pair": [np.asarray(pair[0]).tolist(), np.asarray(pair[1]).tolist()], "false_alarm_share": alpha,
         "warnings": list(result.warnings),
+        **sequential_fields(result),
     }
     return row, result

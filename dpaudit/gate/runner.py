@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
-from .curve_entries import curve_entry
+from .curve_entries import curve_entry, sequential_fields
 from .executors import Job, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
@@ -42,7 +42,8 @@ from .replay_entries import replay_error_row, run_replay_entry
 from .score_audit import run_score_audit
 from .seeds import entry_seed
 
-__all__ = ["GateResult", "BaselineError", "run_gate", "baseline_upper_bound", "evaluate_budget", "budget_curve", "EntryReport"]
+__all__ = ["GateResult", "BaselineError", "run_gate", "sequential_fields", "baseline_upper_bound", "evaluate_budget", "budget_curve",
+           "EntryReport"]
 
 
 @dataclass
@@ -124,7 +125,7 @@ def _pair_index(pairs: tuple, pair: Any) -> int | None:
 def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, keep: bool) -> tuple[Any, Any]:
     # scheduler=False: an entry draws its blocks where it runs (a local child process or one cluster task).
     common = dict(epsilon=spec.epsilon, delta=spec.delta, samples=spec.samples, confidence_level=1.0 - alpha, workers=workers,
-                  scheduler=False)
+                  scheduler=False, sequential=spec.sequential)
     if len(spec.pairs) == 1:
         d, d_prime = spec.pairs[0]
         return audit(spec.mechanism, d, d_prime, seed=seed, keep_details=keep, **common), spec.pairs[0]
@@ -169,7 +170,8 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     d, d_prime = spec.pairs[index]
     again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
                   seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
-                  direction=record.get("direction"), workers=workers, scheduler=False)
+                  direction=record.get("direction"), workers=workers, scheduler=False,
+                  sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
     q_hat = int(record["count_q"]) / n
@@ -190,6 +192,7 @@ def _audit_row(spec: AuditSpec, result: Any, pair: Any, regression: dict[str, An
         "certification_samples": result.certification_samples, "witness": result.witness,
         "pair": [np.asarray(pair[0]).tolist(), np.asarray(pair[1]).tolist()], "false_alarm_share": alpha,
         "warnings": list(result.warnings), "support_proof": result.support_proof,
+        **sequential_fields(result),
     }
 
 

@@ -69,6 +69,9 @@ def _sections() -> tuple[Section, ...]:
         Key("memory_limit", "size (`\"2GiB\"`, `\"512MB\"`, bytes) or `\"none\"`", "no", "\"2GiB\"",
             "memory of each process of an entry (the entry and its workers, RLIMIT_DATA); an entry past it is stopped "
             "and reported as ERROR (`check --memory-limit` overrides it)"),
+        Key("sequential", "boolean", "no", _gate_default("sequential"),
+            "audits certify in looks and stop early on a certified violation or when their budget cannot certify one "
+            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`)"),
     ))
     audit = Section("audit", True, "A privacy audit: certify a lower bound on the mechanism's epsilon and fail when it "
                     "exceeds the claim (exit code 1).", (
@@ -90,6 +93,7 @@ def _sections() -> tuple[Section, ...]:
         Key("curve", "boolean", "no", "true when there is a claim (or `.event`) and one pair",
             "audit the whole privacy curve (`audit_curve`: certified trade-off points and a mu-GDP lower bound) "
             "rather than one (epsilon, delta) point"),
+        Key("sequential", "boolean", "no", "[gate] sequential", "stop early (true) or draw the whole budget (false)"),
         _TIMEOUT,
     ))
     accuracy = Section("accuracy", True, "An accuracy theorem P[error > alpha] <= beta, tested with an exact binomial test "

@@ -47,6 +47,7 @@ class ScoreAuditSpec:
     timeout: float | None = None
     method: str = "steinke"  # one run: "steinke" or "fdp"
     claim: Any = None  # method "fdp": the claimed curve (a GDP mu or the parsed event)
+    sequential: bool = True  # [gate] sequential: certify on growing prefixes of the runs and stop early
 
 
 def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> ScoreAuditSpec:
@@ -92,7 +93,8 @@ def parse_score_audit(path: str, index: int, table: Any, settings: Any) -> Score
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"),
         score_column=entry.get("score_column", str, "score"), label_column=entry.get("label_column", str, "included"),
-        source=source, timeout=entry_timeout(entry, settings), method=method, claim=claim)
+        source=source, timeout=entry_timeout(entry, settings), method=method, claim=claim,
+        sequential=getattr(settings, "sequential", True))
 
 
 def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[str, Any]:
@@ -113,7 +115,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
                 raise InvalidArgument("file", f"{spec.scores}: column {spec.label_column!r}: {part.size} runs {what}; "
                                               "at least 2 of each are needed")
         result = audit_scores(data.scores_with, data.scores_without, epsilon=spec.epsilon, delta=spec.delta,
-                              confidence_level=confidence, seed=spec.seed)
+                              confidence_level=confidence, seed=spec.seed, sequential=spec.sequential)
     return score_audit_row(spec, result, confidence, time.perf_counter() - started)
 
 
@@ -126,4 +128,6 @@ def score_audit_row(spec: ScoreAuditSpec, result: Any, confidence: float, second
            "claim": spec.source, "seconds": seconds, "source": spec.scores}
     if getattr(result, "method_name", None) == "fdp":
         row.update(claim_rejected=result.claim_rejected, epsilon_steinke=result.epsilon_steinke)
+    if getattr(result, "samples_used", None) is not None:  # runs (with, without) a sequential score audit used
+        row.update({"samples_used": list(result.samples_used), "looks": result.looks, "stopped": result.stopped})
     return row

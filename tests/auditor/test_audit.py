@@ -29,13 +29,15 @@ def test_result_reports_counts_event_seed_ceiling_and_json():
     for key in ("epsilon_lower", "violated", "event", "samples", "confidence_level", "seed", "ceiling", "count_p", "count_q"):
         assert key in data
     assert data["bound"] == "lower"
-    assert result.samples == 100_000 and result.selection_samples + result.certification_samples == 100_000
+    assert result.samples == 100_000 and result.selection_samples + result.certification_samples == result.samples_used
+    assert result.samples_used <= 100_000 and result.stopped in ("violation", "futility", "budget")
     assert result.ceiling > 5 and result.epsilon_lower <= result.ceiling
     assert "y" in result.event
 
 
 def test_tightness_laplace_at_one_million():
-    result = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=0, workers=1)
+    result = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=0, workers=1,
+                           sequential=False)
     assert 0.98 <= result.epsilon_lower <= 1.0
     assert not result.violated
 
@@ -51,7 +53,7 @@ def test_tightness_exponential_noisy_max_index():
     (m.svt_without_query_noise, [1] * 10, [2] * 5 + [0] * 5, 8.0),
 ])
 def test_known_bugs_are_flagged(mechanism, d, d_prime, at_least):
-    result = dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=300_000, seed=1, workers=1)
+    result = dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=300_000, seed=1, workers=1, sequential=False)
     assert result.violated and result.epsilon_lower >= at_least
 
 

@@ -56,7 +56,7 @@ def test_subsampled_composed_gaussian_is_not_flagged():
 def test_mu_lower_is_below_the_true_mu_and_tight():
     mechanism = GaussianMechanism(1.0, 1e-5)
     mu = 1.0 / mechanism.sigma
-    result = audit_curve(mechanism, [0.0], [1.0], samples=200_000, seed=3, workers=1)
+    result = audit_curve(mechanism, [0.0], [1.0], samples=200_000, seed=3, workers=1, sequential=False)
     assert result.claim_mu == pytest.approx(mu)
     assert 0.9 * mu < result.mu_lower <= mu
     assert result.epsilon_lower <= mechanism.privacy.epsilon
@@ -67,7 +67,7 @@ def test_mu_lower_is_below_the_true_mu_and_tight():
 
 
 def test_bounds_on_a_discrete_mechanism():
-    result = audit_curve(RandomizedResponse(1.0), [0], [1], samples=100_000, seed=0, workers=1)
+    result = audit_curve(RandomizedResponse(1.0), [0], [1], samples=100_000, seed=0, workers=1, sequential=False)
     kink = 1 / (1 + math.e)  # the exact test: alpha = beta = 1/(1+e)
     exact_mu = -2 * norm.ppf(kink)
     assert 0.9 * exact_mu < result.mu_lower <= exact_mu
@@ -107,7 +107,7 @@ def test_guarantee_and_callable_claims():
 # ----------------------------------------------------------------------------- confidence, result
 def test_confidence_is_split_over_every_certified_bound():
     result = audit_curve(GaussianMechanism(1.0, 1e-5), [0.0], [1.0], samples=20_000, confidence_level=0.9,
-                         workers=1, deltas=(1e-3, 1e-7))
+                         workers=1, deltas=(1e-3, 1e-7), sequential=False)
     shares = [p.error_share for p in result.points]
     assert sum(shares) == pytest.approx(0.1) and sum(shares) <= 0.1 + 1e-15
     spread = [p.error_share for p in result.points if p.role == "spread"]
@@ -236,7 +236,8 @@ def test_results_do_not_depend_on_the_number_of_workers():
 
 
 def test_direction_restricts_the_tests():
-    result = audit_curve(gaussian_with(SIGMA), [0.0], [1.0], samples=20_000, workers=1, direction="d_prime -> d")
+    result = audit_curve(gaussian_with(SIGMA), [0.0], [1.0], samples=20_000, workers=1, direction="d_prime -> d",
+                         sequential=False)
     assert {p.direction for p in result.points} == {"d_prime -> d"}
     assert sum(p.error_share for p in result.points) == pytest.approx(0.05)
 
@@ -248,3 +249,17 @@ def test_an_output_width_that_depends_on_the_input_is_an_outcome():
     again = audit_curve(m.width_depends_on_data, [0.0], [1.0, 2.0], claim=1.0, samples=2_000, seed=1, workers=1,
                         witness=result.witness)
     assert again.violated and again.points[0].event == result.worst.event
+
+
+def test_a_sequential_curve_audit_spends_the_error_over_its_looks_and_stops_early():
+    from dpaudit.auditor.looks import plan_looks
+
+    fixed = audit_curve(gaussian_with(1.0), [0.0], [1.0], claim=0.5, samples=400_000, seed=2, workers=1, sequential=False)
+    result = audit_curve(gaussian_with(1.0), [0.0], [1.0], claim=0.5, samples=400_000, seed=2, workers=1)
+    assert fixed.violated and result.violated and result.stopped == "violation"
+    assert result.samples_used < 400_000 and result.samples_used == result.selection_samples + result.certification_samples
+    plan = plan_looks(400_000 - result.selection_samples)
+    look = plan.looks.index(result.certification_samples)
+    assert sum(p.error_share for p in result.points) == pytest.approx(0.05 * plan.shares[look])
+    again = audit_curve(gaussian_with(1.0), [0.0], [1.0], claim=0.5, samples=400_000, seed=2, workers=2)
+    assert again.to_dict() | {"seconds": 0} == result.to_dict() | {"seconds": 0}

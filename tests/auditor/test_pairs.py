@@ -34,7 +34,8 @@ def test_dataset_pairs_are_deterministic_and_adjacent():
 
 
 def test_search_finds_the_leaking_pair_of_noisy_max_value():
-    found = search_pairs(m.noisy_max_value, statdp_query_pairs(5), samples=200_000, screen_samples=10_000, seed=1, workers=1)
+    found = search_pairs(m.noisy_max_value, statdp_query_pairs(5), samples=200_000, screen_samples=10_000, seed=1, workers=1,
+                         sequential=False)
     assert found.violated and found.epsilon_lower > 1.8
     assert len(found.screened) == len(statdp_query_pairs(5)) and len(found.certified) == 3
     assert found.result.confidence_level == 0.95 and "Bonferroni" in found.result.method

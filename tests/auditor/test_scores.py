@@ -40,7 +40,7 @@ def test_gaussian_shift_is_sound_over_seeds():
 
 def test_gaussian_shift_power_and_tightness():
     a, b = gaussian_scores(1.0, 50_000, 3)
-    r = audit_scores(a, b, epsilon=1.0, delta=1e-5, seed=3)
+    r = audit_scores(a, b, epsilon=1.0, delta=1e-5, seed=3, sequential=False)
     assert r.violated and 0.93 < r.mu_lower <= 1.0 and r.epsilon_lower > 1.0
     assert 0.74 < r.auroc < 0.78  # Phi(1/sqrt 2) = 0.760
     from scipy.stats import norm

@@ -46,24 +46,26 @@ def _discrete_laplace(noise_epsilon: float):
 def test_discrete_laplace_at_small_epsilon_certifies_in_every_seed(seed):
     # seed 3 certified 0.022 when intervals of a learned score were chosen and predicted on the same rows;
     # seed 6 picked 11 <= y <= 16 (8% of the mass; its expected certified bound is ~0.035, that draw gave 0.044)
-    fair = dpaudit.audit(_discrete_laplace(0.05), [0], [1], epsilon=0.05, samples=1_000_000, seed=seed, workers=1)
+    fair = dpaudit.audit(_discrete_laplace(0.05), [0], [1], epsilon=0.05, samples=1_000_000, seed=seed, workers=1,
+                         sequential=False)
     assert 0.04 <= fair.epsilon_lower <= 0.05 and fair.certified_events == 1
     assert not is_interval(witness_from_dict(fair.witness))  # a half-line: the wider event within noise
-    twice = dpaudit.audit(_discrete_laplace(0.1), [0], [1], epsilon=0.05, samples=1_000_000, seed=seed, workers=1)
+    twice = dpaudit.audit(_discrete_laplace(0.1), [0], [1], epsilon=0.05, samples=1_000_000, seed=seed, workers=1,
+                          sequential=False)
     assert twice.violated
 
 
 def test_twenty_laplace_answers_certify_half_their_epsilon():
     # seed 4 certified 0.487 ("at least 15 of 20 coordinates below the median", chosen by its Wilson bound)
     result = dpaudit.audit(LaplaceMechanism(1.0, k=20), np.zeros(20), np.ones(20), epsilon=1.0, samples=1_000_000, seed=4,
-                           workers=1)
+                           workers=1, sequential=False)
     assert 0.5 <= result.epsilon_lower <= 1.0 and not result.violated
     assert 2 <= result.certified_events <= 3  # the best and its fitted companions, all in the confidence split
 
 
 def test_replace_one_histogram_reaches_095_of_its_epsilon():
     result = dpaudit.audit(buggy.HistogramReplaceOne(1.0, 5), [5.0] * 5, [6.0, 4.0, 5.0, 5.0, 5.0], epsilon=1.0,
-                           samples=1_000_000, seed=0, workers=1)
+                           samples=1_000_000, seed=0, workers=1, sequential=False)
     assert 1.9 <= result.epsilon_lower <= 2.0
 
 
@@ -85,7 +87,7 @@ def test_structure_families_cost_nothing_without_structure():
     entry = catalog_entry("noisy_max_laplace_value")
     d, d_prime = entry.pair
     result = dpaudit.audit(entry.factory(0.5), d, d_prime, epsilon=0.5, samples=1_000_000, confidence_level=0.99, seed=2,
-                           workers=1)
+                           workers=1, sequential=False)
     assert result.certified_events == 1 and "exponent" not in result.event and result.epsilon_lower > 1.19
 
 

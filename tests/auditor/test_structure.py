@@ -295,7 +295,7 @@ def test_tail_half_lines_reach_the_far_tail_for_delta_claims():
 def test_delta_audits_stream_the_whole_selection_budget():
     gaussian = GaussianMechanism(1.0, 1e-5)
     result = dpaudit.audit(gaussian, [0.0], [1.0], epsilon=1.0, delta=1e-5, samples=1_000_000, seed=9, workers=1,
-                           selection_fraction=0.3)
+                           selection_fraction=0.3, sequential=False)
     assert result.selection_samples == 300_000 and "streamed" in result.method
     assert 0.6 < result.epsilon_lower <= 1.0 and not result.violated
     bad = dpaudit.audit(buggy.GaussianHalfSigma(1.0, 1e-5), [0.0], [1.0], epsilon=1.0, delta=1e-5, samples=1_000_000,
@@ -310,7 +310,8 @@ def test_discrete_laplace_twice_the_claim_is_caught():
             return data[0] + rng.geometric(p, size) - rng.geometric(p, size)
         return mechanism
 
-    fair = dpaudit.audit(discrete_laplace(0.05), [0], [1], epsilon=0.05, samples=1_000_000, seed=10, workers=1)
+    fair = dpaudit.audit(discrete_laplace(0.05), [0], [1], epsilon=0.05, samples=1_000_000, seed=10, workers=1,
+                         sequential=False)
     twice = dpaudit.audit(discrete_laplace(0.1), [0], [1], epsilon=0.05, samples=1_000_000, seed=10, workers=1)
     assert 0.8 * 0.05 <= fair.epsilon_lower <= 0.05 and twice.violated
 

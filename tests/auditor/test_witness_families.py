@@ -11,7 +11,7 @@ from dpaudit.auditor.witness import Column, ScoreRegion
 from dpaudit.auditor.witness_search import registry
 from dpaudit.auditor.witness_search.batch import SelectionBatch
 from dpaudit.auditor.witness_search.candidate import Candidate
-from dpaudit.auditor.witness_search.selector import search_witnesses
+from dpaudit.auditor.witness_search.selector import rank_key, search_witnesses
 
 from .mechanisms_for_tests import histogram, laplace_unit
 
@@ -59,6 +59,6 @@ def test_an_added_family_competes_with_the_registered_ones(monkeypatch):
     median = float(np.median(np.concatenate([a[:, 0], b[:, 0]])))
     ours = [c for c in found if isinstance(c.witness, ScoreRegion) and median in (c.witness.low, c.witness.high)]
     assert len(ours) == 4  # both half-lines, both directions, ranked among the registered families' events
-    assert [c.predicted for c in found] == sorted((c.predicted for c in found), reverse=True)
+    assert [rank_key(c) for c in found] == sorted((rank_key(c) for c in found), reverse=True)
     assert found[0].predicted >= max(c.predicted for c in ours) and len(found) > len(ours)
 

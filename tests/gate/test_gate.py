@@ -172,3 +172,18 @@ def test_missing_config_and_missing_baseline_exit_2(tmp_path, capsys):
     assert run(capsys, "check", tmp_path / "absent.toml")[0] == 2
     code, _, err = run(capsys, "check", write(tmp_path, GOOD), "--baseline", tmp_path / "absent.json")
     assert code == 2 and "baseline file not found" in err
+
+
+def test_audits_are_sequential_unless_the_fixed_budget_is_asked(tmp_path, capsys):
+    text = GOOD.replace("epsilon = 1.5", "epsilon = 1.0").replace('"gate.gate_mechanisms:laplace"\nneighbours',
+                                                                   '"gate.gate_mechanisms:laplace_less_noise"\nneighbours')
+    code, out, _ = run(capsys, "check", write(tmp_path, text), "--json")
+    row = json.loads(out)["audits"][0]
+    assert code == 1 and row["stopped"] == "violation" and row["samples_used"] < row["samples"]
+    for fixed in (["--fixed-budget"], []):
+        config = text if fixed else text.replace("samples = 100_000", "samples = 100_000\nsequential = false", 1)
+        code, out, _ = run(capsys, "check", write(tmp_path, config, "fixed.toml"), "--json", *fixed)
+        row = json.loads(out)["audits"][0]
+        assert code == 1 and row["stopped"] == "budget" and row["samples_used"] == row["samples"] == 100_000
+    with pytest.raises(ConfigError, match="sequential"):
+        load_config(write(tmp_path, GOOD.replace("samples = 100_000", "samples = 100_000\nsequential = 1", 1), "bad.toml"))

@@ -19,13 +19,16 @@ class Candidate:
 
     ``companion``: another event of the same family, certified beside this one when this one is the best
     candidate (a threshold of the same score chosen another way; see ``regions.held_out_regions``).
-    ``error``: the standard error of the event's ln(p / q) estimate behind ``predicted``, when known."""
+    ``error``: the standard error of the event's ln(p / q) estimate behind ``predicted``, when known.
+    ``outlook``: the bound predicted with less selection shrinkage (``prediction.OUTLOOK_Z``), when known; it ranks candidates whose conservative prediction certifies nothing (``selector.rank_key``)."""
 
     witness: Witness
     forward: bool
     predicted: float
     companion: Witness | None = None
     error: float = 0.0
+    outlook: float = -math.inf
+    one_sided: bool = False
 
 
 def is_half_line(witness: Witness) -> bool:

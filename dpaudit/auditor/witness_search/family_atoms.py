@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..witness import ColumnAtoms, Derived, DerivedPatternSet, PatternSet
+from ..witness import SPECIAL_CODES, ColumnAtoms, Derived, DerivedPatternSet, PatternSet
 from .atom_sets import ZERO_MIN, find_atoms, held_out_atom_sets
 from .batch import SelectionBatch
 from .candidate import Candidate
 from .prediction import HeldOutPrediction
 
-__all__ = ["AtomsAndStructure", "detect_grid", "structural_features", "MAX_STRUCTURE_COLUMNS"]
+__all__ = ["AtomsAndStructure", "detect_grid", "structural_features", "special_support_leaks", "MAX_STRUCTURE_COLUMNS"]
 
 
 MAX_STRUCTURE_COLUMNS = 16
@@ -29,6 +29,8 @@ GRID_TOLERANCE = 1e-6
 MIN_GRID_SHARE = 0.9
 MANTISSA_BITS = 8
 SPECIAL_ZERO_MIN = 3  # the same for NaN, +-inf and -0: few such events exist, so chance splits are rare
+ONE_SIDED_MIN = 2  # whole-batch hits of a one-sided value class before it is certified beside the choice (a chance
+# split of a class both inputs produce costs a share of the confidence, never validity)
 
 
 class AtomsAndStructure:
@@ -43,7 +45,40 @@ class AtomsAndStructure:
                                    lambda patterns: PatternSet(build_atoms, patterns))
         for feature in structural_features(*batch.build):
             found += _feature_candidates(feature, batch.build, batch.held, batch.held_out, (batch.a, batch.b))
+        found += special_support_leaks(batch.a, batch.b, batch.held_out)
         return found
+
+
+def special_support_leaks(a: np.ndarray, b: np.ndarray, rank: HeldOutPrediction) -> list[Candidate]:
+    """Per coordinate (up to MAX_STRUCTURE_COLUMNS), each value class (NaN, +inf, -inf, -0) seen at least
+    ONE_SIDED_MIN times under one input and never under the other in the whole selection batch, as a
+    one-sided candidate (``Candidate.one_sided``), predicted by the zero-count rule on the whole batch.
+
+    A rare data-dependent branch (NaN returned with probability 5e-5) leaves ~5 such outputs in 10^5 selection
+    rows, split between the build and held-out halves: too few for the held-out atom sets to order and predict
+    (it may not even be an atom of the build half), while 45 hits against none in 9*10^5 certification samples
+    certify epsilon ~ 2.3. The selector certifies the best one-sided candidate beside its choice."""
+    width = a.shape[1]
+    found: list[Candidate] = []
+    n = min(a.shape[0], b.shape[0])
+    if n == 0:
+        return found
+    whole = HeldOutPrediction(n, rank.n_certify, rank.z_certify, rank.delta, n)
+    for j in range(min(width, MAX_STRUCTURE_COLUMNS)):
+        feature = Derived("special", j, width)
+        classes_a, classes_b = feature.score(a), feature.score(b)
+        for code in (SPECIAL_CODES["nan"], SPECIAL_CODES["+inf"], SPECIAL_CODES["-inf"], SPECIAL_CODES["-0"]):
+            hits_a, hits_b = int(np.count_nonzero(classes_a == code)), int(np.count_nonzero(classes_b == code))
+            if min(hits_a, hits_b) > 0 or max(hits_a, hits_b) < ONE_SIDED_MIN:
+                continue
+            forward = hits_a > 0
+            atoms = ColumnAtoms((np.array([code]),), (False,))
+            event = DerivedPatternSet(feature, atoms, np.zeros((1, 1), dtype=np.int32))
+            hits = np.array([float(max(hits_a, hits_b))])
+            predicted = float(whole(hits, np.zeros(1), np.zeros(1), np.zeros(1), ONE_SIDED_MIN)[0])
+            if np.isfinite(predicted):
+                found.append(Candidate(event, forward, predicted, one_sided=True))
+    return found
 
 
 def detect_grid(column: np.ndarray) -> float | None:

@@ -18,11 +18,13 @@ import numpy as np
 from scipy.stats import norm
 
 __all__ = ["wilson", "predicted_bound", "conservative_upper", "log_ratio_error", "held_out_predicted",
-           "WholeBatchPrediction", "HeldOutPrediction", "SELECTION_Z", "HELD_OUT_Z"]
+           "WholeBatchPrediction", "HeldOutPrediction", "SELECTION_Z", "HELD_OUT_Z", "OUTLOOK_Z"]
 
 
 SELECTION_Z = 2.0  # conservative shrink of selection frequencies (in standard errors), against the
 # optimism of picking the best of many candidates on the same batch
+OUTLOOK_Z = 1.0  # the outlook of events predicted to certify nothing (``regions.region_candidates``): less shrinkage,
+# enough to keep events seen a handful of times (extreme tails) from ranking first
 HELD_OUT_Z = 3.0  # held-out predictions: one standard error more than the whole-batch ones (SELECTION_Z)
 
 
@@ -110,6 +112,10 @@ class WholeBatchPrediction:
 
     def predict(self, count_p, count_q) -> np.ndarray:
         return predicted_bound(count_p, count_q, self.n_select, self.n_certify, self.z_certify, self.delta)
+
+    def outlook(self, count_p, count_q) -> np.ndarray:
+        """The predicted bound with OUTLOOK_Z standard errors of selection shrinkage instead of SELECTION_Z."""
+        return predicted_bound(count_p, count_q, self.n_select, self.n_certify, self.z_certify, self.delta, OUTLOOK_Z)
 
     def __call__(self, count_p, count_q, build_p=None, build_q=None, zero_min: int = 10) -> np.ndarray:
         return self.predict(count_p, count_q)

@@ -1,0 +1,92 @@
+"""Sequential certification of score audits: the chosen thresholds certified on growing prefixes of the runs.
+
+Training runs arrive one after another; :func:`certify_score_looks` certifies the thresholds chosen on the
+selection split (:func:`dpaudit.audit_scores`) on the first runs of each certification array (in their given
+order), at looks on a geometric schedule (``looks.plan_looks``: the last look holds every run, the first at
+least FIRST_RUNS), spending each bound's error over the looks as a point audit does (``looks.py``: every bound
+of every look holds together, so stopping early never overstates the confidence). It stops on a violation
+(``epsilon_lower > epsilon`` or ``mu_lower > mu``), for futility (no threshold could certify one on all the
+runs even with its error counts forecast in its favour, from the look holding FUTILITY_FROM of the runs), or
+when every run is used. Without a claim nothing can be violated: every run is used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .looks import FUTILITY_FROM, forecast_counts, plan_looks
+from .tradeoff_points import CertifiedThreshold, certify_thresholds, epsilon_lower_bound, mu_lower_bound
+
+__all__ = ["ScoreLooks", "certify_score_looks", "FIRST_RUNS"]
+
+#: Smallest first look (certification runs of the larger array) of a score audit's schedule.
+FIRST_RUNS = 64
+
+
+@dataclass(frozen=True)
+class ScoreLooks:
+    """The certified thresholds of the last look made, the runs they rest on, the looks made and why it stopped."""
+
+    points: list[CertifiedThreshold]
+    used_with: int  # certification runs with the canary behind ``points``
+    used_without: int
+    looks: int
+    stopped: str  # "violation", "futility" or "budget"
+
+
+def _violates(points: list[CertifiedThreshold], epsilon: float | None, mu: float | None) -> bool:
+    return any((epsilon is not None and p.epsilon_bound > epsilon) or (mu is not None and p.mu_bound > mu) for p in points)
+
+
+def _could_violate(positive: np.ndarray, negative: np.ndarray, chosen: list[tuple[float, str]], n_with: int,
+                   n_without: int, error: float, delta: float, epsilon: float | None, mu: float | None) -> bool:
+    """Whether any chosen threshold certifies a violation on all the runs with both error counts forecast low."""
+    thresholds = np.array([t for t, _ in chosen])
+    count_alpha = np.sum(negative[None, :] >= thresholds[:, None], axis=1)
+    count_beta = np.sum(positive[None, :] < thresholds[:, None], axis=1)
+    from ..stats import clopper_pearson_upper
+
+    for a, b in zip(count_alpha, count_beta):
+        final_a = int(forecast_counts(int(a), negative.size, n_without, "down"))
+        final_b = int(forecast_counts(int(b), positive.size, n_with, "down"))
+        alpha_u = float(clopper_pearson_upper(final_a, n_without, error))
+        beta_u = float(clopper_pearson_upper(final_b, n_with, error))
+        if epsilon is not None and float(epsilon_lower_bound(alpha_u, beta_u, delta)) > epsilon:
+            return True
+        if mu is not None and float(mu_lower_bound(alpha_u, beta_u)) > mu:
+            return True
+    return False
+
+
+def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list[tuple[float, str]], error_per_bound: float,
+                        delta: float, epsilon: float | None, mu: float | None, sequential: bool) -> ScoreLooks:
+    """Certify ``chosen`` on prefixes of the certification scores ``positive`` (with) and ``negative`` (without).
+
+    ``sequential=False`` (or no claim, or no threshold): one look on every run, exactly
+    ``certify_thresholds(positive, negative, chosen, error_per_bound, delta)``.
+    """
+    if not sequential or not chosen or (epsilon is None and mu is None):
+        return ScoreLooks(certify_thresholds(positive, negative, chosen, error_per_bound, delta), positive.size, negative.size,
+                          1, "budget")
+    largest = max(positive.size, negative.size)
+    plan = plan_looks(largest, first=FIRST_RUNS)
+    points: list[CertifiedThreshold] = []
+    stopped = "budget"
+    for look, count in enumerate(plan.looks):
+        n_with = math.ceil(positive.size * count / largest)
+        n_without = math.ceil(negative.size * count / largest)
+        points = certify_thresholds(positive[:n_with], negative[:n_without], chosen, error_per_bound * plan.shares[look], delta)
+        if look == len(plan.looks) - 1:
+            break
+        if _violates(points, epsilon, mu):
+            stopped = "violation"
+            break
+        if count >= FUTILITY_FROM * largest and not _could_violate(
+                positive[:n_with], negative[:n_without], chosen, positive.size, negative.size,
+                error_per_bound * plan.shares[-1], delta, epsilon, mu):
+            stopped = "futility"
+            break
+    return ScoreLooks(points, n_with, n_without, look + 1, stopped)
