@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import DPAuditError, MechanismError
 from .canaries import Canaries, as_numpy
 
-__all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
+__all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
 
 
 @dataclass(frozen=True)
@@ -122,19 +122,29 @@ class _RunTask:
     seeds: tuple[int, ...]
 
     def __call__(self, index: int) -> RunOutcome:
-        try:
-            import torch
+        return run_one(self.target, self.masks[index], self.seeds[index], index)
 
-            torch.set_num_threads(1)
-        except ImportError:
-            pass
-        try:
-            return self.target.run(self.masks[index], self.seeds[index])
-        except DPAuditError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the user's training code failed: say which run and why
-            raise MechanismError(f"training run {index} (seed {self.seeds[index]}) failed: {type(exc).__name__}: {exc} "
-                                 "(do the canaries fit the model? they are shaped like dataset[0])") from exc
+
+def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> RunOutcome:
+    """``target.run(mask, seed)`` on one torch thread; a failure of the user's code becomes a MechanismError
+    naming the run, its seed and the likely cause."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    threads = torch.get_num_threads() if torch is not None else 0
+    if torch is not None:
+        torch.set_num_threads(1)  # runs are small: one thread each, so parallel runs do not oversubscribe
+    try:
+        return target.run(mask, seed)
+    except DPAuditError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's training code failed: say which run and why
+        raise MechanismError(f"training run {index} (seed {seed}) failed: {type(exc).__name__}: {exc} (do the model, "
+                             "the data and the canaries fit? canaries are shaped like dataset[0])") from exc
+    finally:
+        if torch is not None:
+            torch.set_num_threads(threads)
 
 
 def draw_runs(target: TrainingTarget, masks: Sequence[np.ndarray], seeds: Sequence[int], workers: int = 1,
