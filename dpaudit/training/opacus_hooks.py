@@ -62,8 +62,15 @@ class OpacusHooks:
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         owner = np.searchsorted(starts, coords, side="right") - 1
         self._params = params
-        self._where = [(int(owner[k]), int(coords[k] - starts[owner[k]])) for k in range(len(coords))]
-        self._reserved = [torch.as_tensor(coords[owner == i] - starts[i], dtype=torch.long) for i in range(len(params))]
+        self._owner, self._offset = owner, coords - starts[owner]
+        self._keep = []  # per parameter: 0 on the canaries' coordinates, 1 elsewhere (None: no canary coordinate)
+        for i, p in enumerate(params):
+            if np.any(owner == i):
+                keep = torch.ones(p.numel(), dtype=p.dtype, device=p.device)
+                keep[torch.as_tensor(coords[owner == i] - starts[i], dtype=torch.long)] = 0.0
+                self._keep.append(keep)
+            else:
+                self._keep.append(None)
         self._by_param = [(torch.as_tensor(np.flatnonzero(owner == i), dtype=torch.long),
                            torch.as_tensor(coords[owner == i] - starts[i], dtype=torch.long)) for i in range(len(params))]
         self._norm = float(optimizer.max_grad_norm) * self.canaries.gradient_norm_factor
@@ -94,7 +101,8 @@ class OpacusHooks:
             return
         x = args[0]
         rows = x.detach().reshape(x.shape[0], -1).cpu().numpy()
-        found = [(i, self._keys[r.tobytes()]) for i, r in enumerate(rows) if r.tobytes() in self._keys]
+        keys = self._keys
+        found = [(i, keys[key]) for i, key in enumerate(map(bytes, rows)) if key in keys]
         self._pending.append((int(x.shape[0]), found))
 
     def _plant(self, optimizer: Any) -> None:
@@ -118,20 +126,27 @@ class OpacusHooks:
             raise MechanismError(f"the model saw batches that do not match the {total} per-sample gradients Opacus "
                                  "computed; white-box canaries need one forward pass per backward pass")
         self.canary_rows_seen += len(rows)
+        import torch
+
+        row_of = np.array([row for row, _ in rows], dtype=np.int64)
+        canary_of = np.array([k for _, k in rows], dtype=np.int64)
+        owner_of = self._owner[canary_of]
         for index, parts in enumerate(parts_of):
-            reserved = self._reserved[index]
+            keep = self._keep[index]
             start = 0
             for part in parts:
-                flat = part.view(part.shape[0], -1)
-                if reserved.numel():
-                    flat[:, reserved] = 0.0
-                for row, k in rows:
-                    if start <= row < start + part.shape[0]:
-                        flat[row - start].zero_()
-                        owner, at = self._where[k]
-                        if owner == index:
-                            flat[row - start, at] = self._norm
-                start += int(part.shape[0])
+                size = int(part.shape[0])
+                flat = part.view(size, -1)
+                if keep is not None:
+                    flat.mul_(keep)
+                local = (row_of >= start) & (row_of < start + size)
+                if local.any():
+                    flat[torch.from_numpy(row_of[local] - start)] = 0.0
+                    planted = local & (owner_of == index)
+                    if planted.any():
+                        flat[torch.from_numpy(row_of[planted] - start),
+                             torch.from_numpy(self._offset[canary_of[planted]])] = self._norm
+                start += size
 
     # ------------------------------------------------------------------ observing
     def _observe(self) -> None:
