@@ -10,8 +10,8 @@ after ``make_private`` (or by :class:`~dpaudit.training.OpacusTraining`). For wh
    is replaced by ``gradient_norm`` on the canary's own coordinate (zero elsewhere), and every other row is
    zeroed on the canaries' coordinates;
 3. wraps the underlying torch optimizer's ``step``: the gradient it is handed (after clipping, noise and
-   scaling: the noisy update) is read on every canary coordinate and summed over steps; that sum is the
-   canary's score.
+   scaling: the noisy update) is read on every canary coordinate, multiplied back by the averaging factor
+   the optimizer declares, and summed over steps; that sum is the canary's score.
 
 Without white-box canaries it only records the engine (for the claim). Torch and Opacus are imported
 only here and in the training target, never at package import.
@@ -88,7 +88,7 @@ class OpacusHooks:
         step = inner.step
 
         def observed_step(*args: Any, **kwargs: Any) -> Any:
-            self._observe()
+            self._observe(_declared_scale(optimizer))
             return step(*args, **kwargs)
 
         inner.step = observed_step
@@ -149,7 +149,7 @@ class OpacusHooks:
                 start += size
 
     # ------------------------------------------------------------------ observing
-    def _observe(self) -> None:
+    def _observe(self, scale: float) -> None:
         self.steps += 1
         for index, (canaries, at) in enumerate(self._by_param):
             if canaries.numel() == 0:
@@ -158,9 +158,18 @@ class OpacusHooks:
             if grad is None:
                 continue
             values = grad.detach().reshape(-1)[at].cpu().numpy().astype(np.float64)
-            self._scores[canaries.numpy()] += values
+            self._scores[canaries.numpy()] += scale * values
 
     def scores(self) -> np.ndarray:
         """The white-box score of every canary: the sum over steps of the noisy update on its coordinate,
-        in units of the crafted gradient's norm."""
+        times the optimizer's declared averaging factor (expected batch size x accumulated micro-batches
+        for ``loss_reduction="mean"``: public hyperparameters, so this is post-processing), in units of the
+        crafted gradient's norm."""
         return self._scores / self._norm if self.canaries.preset.white_box and self._attached else self._scores.copy()
+
+
+def _declared_scale(optimizer: Any) -> float:
+    """The factor Opacus' ``scale_grad`` divides the noisy sum by (1 for ``loss_reduction="sum"``)."""
+    if getattr(optimizer, "loss_reduction", "mean") != "mean":
+        return 1.0
+    return float(optimizer.expected_batch_size) * float(optimizer.accumulated_iterations)

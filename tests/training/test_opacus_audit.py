@@ -37,8 +37,8 @@ def test_dirac_canaries_are_planted_and_observed_in_every_step():
     included = np.arange(20) % 2 == 0
     outcome = TrainingTarget(train, data, canaries).run(included, seed=3)
     assert outcome.steps == 5 and outcome.canary_rows_seen == 5 * included.sum()
-    # each included canary adds its gradient (norm C, scaled by 1/expected batch) in each of the 5 steps
-    expected = 5 / (len(data) + included.sum())
+    # each included canary adds its gradient (norm C) in each of the 5 steps
+    expected = 5.0
     assert np.allclose(outcome.scores[included], expected, rtol=0.02)
     assert np.all(np.abs(outcome.scores[~included]) < 0.02 * expected)
     assert outcome.accountant.history == [(1e-3, 1.0, 5)]
