@@ -251,23 +251,24 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
-    data = json.loads(JSON.read_text()) if JSON.exists() else {}
     if not args.render:
         import opacus
 
         sections = args.only or ["accountant", "sampler", "one_run", "overhead", "corpus", "mu"]
         for name in sections:
             started = time.perf_counter()
-            if name == "mu":
-                data[name] = mu_section(args.runs, args.workers)
-            else:
-                data[name] = globals()[f"{name}_section"]()
+            result = mu_section(args.runs, args.workers) if name == "mu" else globals()[f"{name}_section"]()
             print(f"{name}: {time.perf_counter() - started:.0f} s", flush=True)
+            data = _load()  # re-read: sections may be run by separate invocations
+            data[name] = result
             data.update(machine=machine_line(), torch=torch.__version__, opacus=opacus.__version__,
                         date=datetime.date.today().isoformat())
             atomic_write_text(JSON, json.dumps(data, indent=2, allow_nan=False))
-            atomic_write_text(REPORT, render(data))
-    atomic_write_text(REPORT, render(data))
+    atomic_write_text(REPORT, render(_load()))
+
+
+def _load() -> dict:
+    return json.loads(JSON.read_text()) if JSON.exists() else {}
 
 
 if __name__ == "__main__":
