@@ -139,7 +139,7 @@ class GateConfig:
     audits: tuple[AuditSpec, ...]
     accuracy: tuple[AccuracySpec, ...]
     budgets: tuple[BudgetSpec, ...]
-    score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)
+    score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit), TrainingAuditSpec (.training_audit)
 
     @property
     def check_count(self) -> int:
@@ -454,11 +454,11 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
-    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit"})
+    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "training_audit"})
     if unknown:
         raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]], "
-                          "[[score_audit]])")
-    for section in ("audit", "accuracy", "budget", "score_audit"):
+                          "[[score_audit]], [[training_audit]])")
+    for section in ("audit", "accuracy", "budget", "score_audit", "training_audit"):
         if section in document and not isinstance(document[section], list):
             raise ConfigError(f"{label}: [{section}] must be an array of tables: write [[{section}]]")
     settings = _settings(label, document.get("gate", {}))
@@ -467,11 +467,14 @@ def load_config(path: str | Path) -> GateConfig:
     budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
     from .score_audit import parse_score_audit
 
+    from .training_audit import parse_training_audit
+
     score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
+    score_audits += tuple(parse_training_audit(label, i, t, settings) for i, t in enumerate(document.get("training_audit", [])))
     names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")
     if not names:
-        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]] or [[score_audit]] entries")
+        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]], [[score_audit]] or [[training_audit]] entries")
     return GateConfig(label, settings, audits, accuracy, budgets, score_audits)
