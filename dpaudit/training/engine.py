@@ -100,11 +100,11 @@ class EngineClaim:
 
 def _opacus_epsilon(accountant: Any, delta: float) -> tuple[float | None, str | None]:
     source = accountant.accountant if hasattr(accountant, "accountant") and not hasattr(accountant, "history") else accountant
-    mechanism = None
+    named = getattr(source, "mechanism", None)
     try:
-        mechanism = str(source.mechanism())
-    except Exception:  # noqa: BLE001 - a plain list or an accountant without a name
-        mechanism = getattr(source, "mechanism", None) if isinstance(getattr(source, "mechanism", None), str) else None
+        mechanism = str(named()) if callable(named) else (named if isinstance(named, str) else None)
+    except Exception:  # noqa: BLE001 - an accountant whose name cannot be read is reported without one
+        mechanism = None
     get = getattr(source, "get_epsilon", None)
     if get is None:
         return None, mechanism

@@ -173,13 +173,21 @@ def _as_indices(batch: Any, step: int) -> np.ndarray:
 
 
 def _records_of(data_loader: Any) -> int | None:
-    for holder in (getattr(data_loader, "dataset", None), getattr(getattr(data_loader, "batch_sampler", None), "sampler", None)):
+    """n from the loader's dataset, else its (batch) sampler's sampler or ``num_samples`` (Opacus' sampler)."""
+    batch_sampler = getattr(data_loader, "batch_sampler", None)
+    for holder in (getattr(data_loader, "dataset", None), getattr(batch_sampler, "sampler", None),
+                   getattr(data_loader, "sampler", None)):
+        if holder is None:
+            continue
         try:
-            return len(holder) if holder is not None else None
+            return len(holder)
         except TypeError:
             continue
-    count = getattr(getattr(data_loader, "batch_sampler", None), "num_samples", None)
-    return int(count) if count is not None else None
+    for holder in (batch_sampler, data_loader):
+        count = getattr(holder, "num_samples", None)
+        if isinstance(count, int):
+            return count
+    return None
 
 
 # ------------------------------------------------------------------------------------------ the tests

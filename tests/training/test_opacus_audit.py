@@ -109,3 +109,16 @@ def test_missing_opacus_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "opacus", None)
     with pytest.raises(DependencyError, match=r"dpaudit\[opacus\]"):
         training.audit_opacus(**tiny(noise_multiplier=1.0), runs=4)
+
+
+def test_a_model_opacus_cannot_make_private_is_named():
+    with pytest.raises(ValueError, match="ModuleValidator.fix"):
+        training.audit_opacus(**tiny(noise_multiplier=1.0, make_model=tiny_stack.batch_norm_model), runs=4)
+
+
+def test_records_are_read_from_the_loader_or_its_sampler():
+    torch = pytest.importorskip("torch")
+    from dpaudit.training.sampler import _records_of
+
+    loader = torch.utils.data.DataLoader(tiny_stack.dataset(), batch_size=4)
+    assert _records_of(loader) == 24 and _records_of(loader.batch_sampler) == 24

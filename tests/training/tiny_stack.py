@@ -42,3 +42,7 @@ def train_ignoring_seed(data, seed, hooks):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
     return model
+
+
+def batch_norm_model() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 2))
