@@ -172,16 +172,38 @@ def overhead_section(repeats: int = 5, canaries: int = 1000) -> dict:
             "seconds_without": best["none"], "ratio": best["hooks"] / best["none"]}
 
 
-def mu_section(runs: int, workers: int) -> dict:
+def mu_section(runs: int, workers: int, batch: int = 2000) -> dict:
+    """Runs drawn in batches of ``batch`` and saved as they come (``reports/training_opacus_mu_scores.npy``),
+    so an interrupted benchmark resumes; then one audit_scores over all of them."""
+    from dpaudit import audit_scores
+    from dpaudit.training.protocol import draw_runs
+
     sigma, steps = 5.0, 25
     mu = math.sqrt(steps) / sigma
+    data = mu_dataset()
+    x, y = data.tensors
+    train = OpacusTraining(mu_model, sgd, full_batch, noise_multiplier=sigma, max_grad_norm=1.0, epochs=steps)
+    target = TrainingTarget(train, data, make_canaries("dirac_gradient", 1, x.numpy(), y.numpy(), 2, 0))
+    store = ROOT / "reports" / "training_opacus_mu_scores.npy"
+    scores = list(np.load(store)) if store.exists() else []
     started = time.perf_counter()
-    result = audit_opacus(dataset=mu_dataset(), make_model=mu_model, make_optimizer=sgd, make_data_loader=full_batch,
-                          noise_multiplier=sigma, max_grad_norm=1.0, epochs=steps, runs=runs, seed=0, workers=workers)
-    return {"runs": runs, "workers": workers, "noise_multiplier": sigma, "steps": steps, "mu": mu,
+    accountant = None
+    while len(scores) < runs:
+        outcomes = draw_runs(target, 0, min(batch, runs - len(scores)), workers=workers, first=len(scores))
+        accountant = accountant or outcomes[0].accountant
+        scores += [float(o.scores[0]) for o in outcomes]
+        np.save(store, np.array(scores))
+        print(f"mu: {len(scores)} runs", flush=True)
+    if accountant is None:
+        accountant = draw_runs(target, 0, 1).pop().accountant
+    values = np.array(scores[:runs])
+    claim = claim_from_opacus(accountant, DELTA)
+    result = audit_scores(values[0::2], values[1::2], epsilon=claim.epsilon_upper, delta=DELTA, confidence_level=0.95,
+                          seed=0, mu=mu)
+    return {"runs": int(values.size), "workers": workers, "noise_multiplier": sigma, "steps": steps, "mu": mu,
             "mu_lower": result.mu_lower, "ratio": result.mu_lower / mu, "epsilon_lower": result.epsilon_lower,
-            "epsilon_upper": result.epsilon_upper, "epsilon_opacus": result.epsilon_opacus,
-            "seconds": time.perf_counter() - started}
+            "epsilon_upper": claim.epsilon_upper, "epsilon_opacus": claim.epsilon_opacus,
+            "seconds": time.perf_counter() - started, "auroc": result.auroc}
 
 
 # ------------------------------------------------------------------------------------------ report

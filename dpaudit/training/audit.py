@@ -36,7 +36,7 @@ from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
 from ..events import PrivacyEvent
 from .canaries import PRESETS, Canaries, as_numpy, canary_seed_sequence, make_canaries
 from .engine import SAMPLING_ASSUMPTION, claim_from_opacus, history_of
-from .protocol import RunOutcome, TrainingTarget, draw_runs, run_seeds
+from .protocol import RunOutcome, TrainingTarget, draw_runs, many_run_masks, run_seed
 
 __all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "perfect_guess_epsilon"]
 
@@ -182,16 +182,16 @@ def audit_training(
             raise InvalidArgument("runs", f"runs={runs} must be >= 4 (half with the canary, half without)")
         if m != 1:
             raise InvalidArgument("canaries", f"a many-run audit plants one canary, the target has {m}")
-        masks = [np.array([r % 2 == 0]) for r in range(runs)]
-        seeds = run_seeds(seed, runs)
+        masks = many_run_masks(runs)
+        outcomes_mask = None
     else:
         if m < 2:
             raise InvalidArgument("canaries", "a one-run audit needs at least 2 canaries (each in with probability 1/2)")
         masks = [np.random.default_rng(canary_seed_sequence(seed, 1)).random(m) < 0.5]
-        seeds = run_seeds(seed, 1)
+        outcomes_mask = masks[0]
     if check_seed:
-        _check_seed(target, masks[0], seeds[0])
-    outcomes = draw_runs(target, masks, seeds, workers=workers, scheduler=scheduler)
+        _check_seed(target, masks[0], run_seed(seed, 0))
+    outcomes = draw_runs(target, seed, len(masks), outcomes_mask, workers=workers, scheduler=scheduler)
     epsilon_upper, theirs, source, details, warnings = _claim(claim, outcomes, delta)
     preset = target.canaries.preset
     if preset.white_box:

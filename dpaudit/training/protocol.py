@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import DPAuditError, MechanismError
 from .canaries import Canaries, as_numpy
 
-__all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
+__all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seed", "many_run_masks", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
 
 
 @dataclass(frozen=True)
@@ -107,22 +107,29 @@ class TrainingTarget:
                           int(getattr(hooks, "steps", 0)))
 
 
+def run_seed(seed: int, index: int) -> int:
+    """Run ``index``'s 32-bit seed: child ``index`` of ``SeedSequence(seed, spawn_key=(37,)).spawn(...)``, so it
+    does not depend on the number of runs."""
+    return int(np.random.SeedSequence(seed, spawn_key=(37, index)).generate_state(1)[0])
+
+
 def run_seeds(seed: int, runs: int) -> list[int]:
-    """One 32-bit seed per run, spawned from ``seed`` (run i's seed does not depend on the number of runs)."""
-    children = np.random.SeedSequence(seed, spawn_key=(37,)).spawn(runs)
-    return [int(child.generate_state(1)[0]) for child in children]
+    """The first ``runs`` run seeds (:func:`run_seed`)."""
+    return [run_seed(seed, index) for index in range(runs)]
 
 
 @dataclass(frozen=True)
 class _RunTask:
-    """One run per block index (picklable, for process pools and Dask)."""
+    """Run ``index`` of an audit (picklable and small: the run's mask and seed are derived from its index,
+    so each task ships only the target)."""
 
     target: TrainingTarget
-    masks: tuple[np.ndarray, ...]
-    seeds: tuple[int, ...]
+    seed: int
+    mask: np.ndarray | None  # one run: the canaries' inclusion; None: many runs, canary in the even runs
 
     def __call__(self, index: int) -> RunOutcome:
-        return run_one(self.target, self.masks[index], self.seeds[index], index)
+        mask = self.mask if self.mask is not None else np.array([index % 2 == 0])
+        return run_one(self.target, mask, run_seed(self.seed, index), index)
 
 
 def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> RunOutcome:
@@ -147,19 +154,26 @@ def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> 
             torch.set_num_threads(threads)
 
 
-def draw_runs(target: TrainingTarget, masks: Sequence[np.ndarray], seeds: Sequence[int], workers: int = 1,
-              scheduler: Any = None) -> list[RunOutcome]:
-    """Run ``target`` once per (mask, seed), in order, on this process (workers=1), a process pool
-    (workers > 1) or the Dask scheduler given (or $DPAUDIT_SCHEDULER)."""
+def many_run_masks(runs: int) -> list[np.ndarray]:
+    """The canary's inclusion in each run of a many-run audit: in the even runs, out of the odd ones."""
+    return [np.array([index % 2 == 0]) for index in range(runs)]
+
+
+def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | None = None, workers: int = 1,
+              scheduler: Any = None, first: int = 0) -> list[RunOutcome]:
+    """Runs ``first`` to ``first + runs - 1`` of ``target`` in order (many runs: ``mask`` None; one run: ``mask``
+    the canaries' inclusion), on this process (workers=1), a process pool (workers > 1) or the Dask scheduler
+    given (or $DPAUDIT_SCHEDULER). A run depends only on its index and the seed, so runs can be drawn in
+    batches (``first``) and pooled."""
     from ..auditor import DaskBackend, ProcessBackend, SerialBackend, resolve_scheduler
 
-    task = _RunTask(target, tuple(np.asarray(m, dtype=bool) for m in masks), tuple(int(s) for s in seeds))
+    task = _RunTask(target, int(seed), None if mask is None else np.asarray(mask, dtype=bool))
     address = resolve_scheduler(scheduler)
     if address is not None:
         backend: Any = DaskBackend(address)
-    elif workers > 1 and len(seeds) > 1:
+    elif workers > 1 and runs > 1:
         backend = ProcessBackend(workers)
     else:
         backend = SerialBackend()
     with backend:
-        return backend.map(task, list(range(len(seeds))))
+        return backend.map(task, list(range(first, first + runs)))
