@@ -60,3 +60,8 @@ def test_a_crashing_stack_could_not_be_completed(tmp_path, capsys):
     pytest.importorskip("opacus")
     assert main(["check", str(write(tmp_path, train="train_broken"))]) == 3
     assert "the training crashed" in capsys.readouterr().out + capsys.readouterr().err
+
+
+def test_the_example_gate_file_is_valid():
+    config = load_config(Path(__file__).resolve().parents[2] / "examples" / "opacus" / "opacus.toml")
+    assert [spec.name for spec in config.score_audits] == ["opacus-mlp-white-box"]
