@@ -24,7 +24,7 @@ import numpy as np
 from .._validation import check_choice, check_nonnegative_int, check_positive_int
 from ..errors import InvalidArgument
 
-__all__ = ["CanaryPreset", "PRESETS", "Canaries", "make_canaries", "canary_seed_sequence"]
+__all__ = ["CanaryPreset", "PRESETS", "Canaries", "make_canaries", "canary_seed_sequence", "as_numpy"]
 
 
 @dataclass(frozen=True)

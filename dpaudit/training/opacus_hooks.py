@@ -42,6 +42,11 @@ class OpacusHooks:
         self._pending: list[tuple[int, list[tuple[int, int]]]] = []
         self._attached = False
 
+    @property
+    def attached(self) -> bool:
+        """Whether the train function called :meth:`attach`."""
+        return self._attached
+
     # ------------------------------------------------------------------ attaching
     def attach(self, model: Any, optimizer: Any, privacy_engine: Any = None) -> None:
         """Hook the make_private-d ``model`` and ``optimizer`` (and remember ``privacy_engine`` for the claim)."""

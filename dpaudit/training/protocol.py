@@ -93,7 +93,7 @@ class TrainingTarget:
         hooks = self.hooks()
         model = self.train(dataset, int(seed), hooks)
         if self.canaries.preset.white_box:
-            if not getattr(hooks, "_attached", True):
+            if not getattr(hooks, "attached", True):
                 raise MechanismError("the train function never called hooks.attach(model, optimizer, privacy_engine): "
                                      "white-box canaries cannot be planted")
             scores = hooks.scores()

@@ -122,3 +122,8 @@ def test_records_are_read_from_the_loader_or_its_sampler():
 
     loader = torch.utils.data.DataLoader(tiny_stack.dataset(), batch_size=4)
     assert _records_of(loader) == 24 and _records_of(loader.batch_sampler) == 24
+
+
+def test_a_train_function_that_never_attaches_the_hooks_is_refused():
+    with pytest.raises(MechanismError, match="hooks.attach"):
+        training.audit_opacus(tiny_stack.train_without_hooks, dataset=tiny_stack.dataset(), runs=4, check_seed=False)

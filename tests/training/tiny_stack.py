@@ -46,3 +46,8 @@ def train_ignoring_seed(data, seed, hooks):
 
 def batch_norm_model() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, 2))
+
+
+def train_without_hooks(data, seed, hooks):
+    torch.manual_seed(seed)
+    return make_model()
