@@ -163,8 +163,9 @@ def audit_training(
         confidence_level: probability with which ``epsilon_lower`` holds.
         seed: the audit's seed (runs, canary inclusion, selection splits).
         workers: processes to train in (1: this process); ``scheduler``: a Dask address or client.
-        check_seed: train the first run twice and refuse a train function that is not reproducible
-            from its seed (its randomness must come from the seed for the audit to be reproducible).
+        check_seed: train the first run twice (and once more with another seed) and refuse a train function
+            that is not reproducible from its seed or ignores it (the audit must be reproducible); the
+            first of those runs is the audit's run 0.
     """
     from ..auditor import audit_one_run, audit_scores
 
@@ -190,8 +191,11 @@ def audit_training(
         masks = [np.random.default_rng(canary_seed_sequence(seed, 1)).random(m) < 0.5]
         outcomes_mask = masks[0]
     if check_seed:
-        _check_seed(target, masks[0], run_seed(seed, 0))
-    outcomes = draw_runs(target, seed, len(masks), outcomes_mask, workers=workers, scheduler=scheduler)
+        checked = _check_seed(target, masks[0], run_seed(seed, 0))  # run 0 itself, trained twice
+        outcomes = [checked] + (draw_runs(target, seed, len(masks) - 1, outcomes_mask, workers=workers,
+                                          scheduler=scheduler, first=1) if len(masks) > 1 else [])
+    else:
+        outcomes = draw_runs(target, seed, len(masks), outcomes_mask, workers=workers, scheduler=scheduler)
     epsilon_upper, theirs, source, details, warnings = _claim(claim, outcomes, delta)
     preset = target.canaries.preset
     if preset.white_box:
@@ -219,19 +223,21 @@ def audit_training(
         seconds=time.perf_counter() - started, warnings=tuple(warnings))
 
 
-def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> None:
+def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> RunOutcome:
+    """Run 0 trained twice with its seed (must agree) and once with another (must differ); returns run 0."""
     from .protocol import run_one
 
-    first = run_one(target, mask, seed, 0).scores
+    first = run_one(target, mask, seed, 0)
     again = run_one(target, mask, seed, 0).scores
-    if not np.array_equal(first, again):
+    if not np.array_equal(first.scores, again):
         raise InvalidArgument("train", "the train function is not reproducible from its seed (two runs with seed "
-                                       f"{seed} scored {first[:3]} and {again[:3]}): seed every source of randomness "
-                                       "from the seed argument (torch.manual_seed(seed), the loader's generator)")
+                                       f"{seed} scored {first.scores[:3]} and {again[:3]}): seed every source of "
+                                       "randomness from the seed argument (torch.manual_seed(seed), the loader's generator)")
     other = run_one(target, mask, seed + 1, 0).scores
-    if np.array_equal(first, other):
+    if np.array_equal(first.scores, other):
         raise InvalidArgument("train", "the train function ignores its seed (seeds differing gave identical runs): "
                                        "draw the run's randomness from the seed argument")
+    return first
 
 
 # ------------------------------------------------------------------------------------------ Opacus
