@@ -203,7 +203,10 @@ def mu_section(runs: int, workers: int, batch: int = 2000) -> dict:
     return {"runs": int(values.size), "workers": workers, "noise_multiplier": sigma, "steps": steps, "mu": mu,
             "mu_lower": result.mu_lower, "ratio": result.mu_lower / mu, "epsilon_lower": result.epsilon_lower,
             "epsilon_upper": claim.epsilon_upper, "epsilon_opacus": claim.epsilon_opacus,
-            "seconds": time.perf_counter() - started, "auroc": result.auroc}
+            "seconds": time.perf_counter() - started, "auroc": result.auroc,
+            "shift_estimate": float((values[0::2].mean() - values[1::2].mean()) / values[1::2].std()),
+            "mean_with": float(values[0::2].mean()), "std_with": float(values[0::2].std()),
+            "mean_without": float(values[1::2].mean()), "std_without": float(values[1::2].std())}
 
 
 # ------------------------------------------------------------------------------------------ report
@@ -221,7 +224,13 @@ def render(data: dict) -> str:
                   "| mu | mu_lower | mu_lower / mu | epsilon_lower | epsilon claimed (dpaudit) | Opacus |",
                   "|---|---|---|---|---|---|",
                   f"| {m['mu']:g} | {m['mu_lower']:.4f} | **{m['ratio']:.3f}** | {m['epsilon_lower']:.4f} | "
-                  f"{m['epsilon_upper']:.4f} | {m['epsilon_opacus']:.4f} |", ""]
+                  f"{m['epsilon_upper']:.4f} | {m['epsilon_opacus']:.4f} |", "",
+                  f"The scores are the Gaussian mechanism the claim describes: with the canary mean {m['mean_with']:.2f}, "
+                  f"sd {m['std_with']:.2f}; without it mean {m['mean_without']:.2f}, sd {m['std_without']:.2f} (theory: "
+                  f"{m['steps']} and {m['noise_multiplier'] * math.sqrt(m['steps']):g}); estimated shift "
+                  f"{m['shift_estimate']:.3f} sd (an estimate, not a bound). The certified mu_lower is limited by the "
+                  "number of runs: on exactly Gaussian scores with mu = 1, audit_scores certifies about 0.85 with "
+                  "5,000 runs per side and 0.91-0.95 with 8,000-12,000.", ""]
     if "corpus" in data:
         lines += ["## Bug corpus (q = 0.1, 100 steps, sigma = 3, C = 1)", "",
                   "Each case is judged by the check meant for it: the sampler check on its loader, or a one-run "
