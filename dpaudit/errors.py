@@ -16,6 +16,7 @@ __all__ = [
     "MechanismError",
     "ConfigError",
     "ClusterError",
+    "DependencyError",
 ]
 
 
@@ -62,3 +63,8 @@ class ConfigError(DPAuditError, ValueError):
 class ClusterError(DPAuditError, RuntimeError):
     """A Dask cluster could not run the work: unreachable scheduler, no workers, workers that cannot import
     the mechanism, mismatched package versions. The message says which and how to fix it."""
+
+
+class DependencyError(DPAuditError, ImportError):
+    """An optional dependency a feature needs is missing or too old; the message names the package, the
+    version found and the pip extra that installs it."""

@@ -63,6 +63,7 @@ from ..errors import ConfigError, DPAuditError
 from .mechanism_fields import entry_mechanism, entry_pairs
 from .replay_entries import parse_replay
 from .score_audit import parse_score_audit
+from .training_audit import parse_training_audit
 from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_event, entry_timeout
 
 __all__ = ["GateSettings", "AuditSpec", "AccuracySpec", "BudgetSpec", "GateConfig", "load_config"]
@@ -148,7 +149,7 @@ class GateConfig:
     audits: tuple[AuditSpec, ...]
     accuracy: tuple[AccuracySpec, ...]
     budgets: tuple[BudgetSpec, ...]
-    score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)
+    score_audits: tuple[Any, ...] = ()  # ScoreAuditSpec (dpaudit.gate.score_audit)  # and TrainingAuditSpec (.training_audit)
     replays: tuple[Any, ...] = ()  # ReplaySpec (dpaudit.gate.replay_entries)
 
     @property
@@ -357,11 +358,11 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
-    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "replay"})
+    unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "training_audit", "replay"})
     if unknown:
         raise ConfigError(f"{label}: unknown section {unknown[0]!r} (allowed: [gate], [[audit]], [[accuracy]], [[budget]], "
-                          "[[score_audit]], [[replay]])")
-    for section in ("audit", "accuracy", "budget", "score_audit", "replay"):
+                          "[[score_audit]], [[training_audit]], [[replay]])")
+    for section in ("audit", "accuracy", "budget", "score_audit", "training_audit", "replay"):
         if section in document and not isinstance(document[section], list):
             raise ConfigError(f"{label}: [{section}] must be an array of tables: write [[{section}]]")
     settings = _settings(label, document.get("gate", {}))
@@ -369,11 +370,12 @@ def load_config(path: str | Path) -> GateConfig:
     accuracy = tuple(_accuracy(label, i, t, settings) for i, t in enumerate(document.get("accuracy", [])))
     budgets = tuple(_budget(label, i, t, settings) for i, t in enumerate(document.get("budget", [])))
     score_audits = tuple(parse_score_audit(label, i, t, settings) for i, t in enumerate(document.get("score_audit", [])))
+    score_audits += tuple(parse_training_audit(label, i, t, settings) for i, t in enumerate(document.get("training_audit", [])))
     replays = tuple(parse_replay(label, i, t, settings) for i, t in enumerate(document.get("replay", [])))
     names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits, *replays)]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")
     if not names:
-        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]], [[score_audit]] or [[replay]] entries")
+        raise ConfigError(f"{label}: no [[audit]], [[accuracy]], [[budget]], [[score_audit]], [[training_audit]] or [[replay]] entries")
     return GateConfig(label, settings, audits, accuracy, budgets, score_audits, replays)

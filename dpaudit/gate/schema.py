@@ -187,7 +187,31 @@ def _sections() -> tuple[Section, ...]:
         Key("seeds", "integer >= 2", "no", "3", "independent randomness draws per pair"),
         _TIMEOUT,
     ))
-    return gate, audit, accuracy, budget, score_audit, replay
+    training_audit = Section("training_audit", True, "An audit of a real training stack (Opacus): canaries planted in "
+                             "training runs of the team's own train function, scored, and certified; fails when the "
+                             "certified epsilon lower bound exceeds the claim (given, or read from the PrivacyEngine).", (
+        Key("name", "string", "yes", "-", "unique name of the entry"),
+        Key("train", "string", "yes", "-", "`package.module:function`, `train(dataset, seed, hooks) -> model`, calling "
+            "`hooks.attach(model, optimizer, privacy_engine)` after `make_private` (see the Opacus tutorial)"),
+        Key("dataset", "string", "yes", "-", "`package.module:attribute`: a map-style dataset of (input, label), or a "
+            "function returning one"),
+        Key("canary", "string", "no", "\"dirac_gradient\"", "canary preset: \"dirac_gradient\" (white-box), "
+            "\"mislabelled\" or \"out_of_distribution\" (black-box)"),
+        Key("runs", "integer >= 4", "one of runs/canaries", "-", "many runs, half with one canary"),
+        Key("canaries", "integer >= 2", "one of runs/canaries", "-", "one run with this many canaries, each in with "
+            "probability 1/2 (Steinke, Nasr & Jagielski 2023)"),
+        Key("epsilon", "float >= 0", "no", "from the engine", "claimed epsilon at `delta`; omitted: dpaudit's accountant "
+            "on the PrivacyEngine's history"),
+        Key("delta", "float in [0, 1)", "no", "1e-05", "the claim's delta"),
+        _CONFIDENCE,
+        Key("seed", "integer >= 0", "no", "[gate] seed", "seed of the runs and the audit"),
+        Key("gradient_norm_factor", "float > 0", "no", "1.0", "Dirac canary gradient norm in clipping norms (> 1 "
+            "probes whether clipping happens)"),
+        Key("num_classes", "integer >= 2", "no", "from the labels", "the model's output width"),
+        Key("workers", "positive integer", "no", "1", "processes training runs"),
+        _TIMEOUT,
+    ))
+    return gate, audit, accuracy, budget, score_audit, training_audit, replay
 
 
 SECTIONS: tuple[Section, ...] = _sections()
@@ -221,6 +245,10 @@ def _parser_keys() -> dict[str, set[str]]:
     from .replay_entries import parse_replay
 
     calls["replay"] = lambda: parse_replay("probe", 0, {probe: 1}, config.GateSettings())
+
+    from .training_audit import parse_training_audit
+
+    calls["training_audit"] = lambda: parse_training_audit("probe", 0, {probe: 1}, config.GateSettings())
     for kind in getattr(config, "_BUDGET_KEYS", {}):
         calls[f"budget/{kind}"] = lambda kind=kind: config._budget("probe", 0, {"kind": kind, probe: 1}, config.GateSettings())
     for label, call in calls.items():

@@ -1,0 +1,341 @@
+"""Training audits: canaries planted in real training runs, scored, and certified by the score audits.
+
+:func:`audit_training` drives any :class:`~dpaudit.training.TrainingTarget` (the framework-neutral
+protocol); :func:`audit_opacus` builds the target for an Opacus training (factories or the user's own
+train function that calls ``make_private``). Two designs:
+
+* many runs (``runs=R``): R independent runs, half with the canary and half without (runs alternate),
+  certified by :func:`dpaudit.audit_scores` (assumption-free; Jagielski et al. 2020, Nasr et al. 2023);
+* one run (``canaries=m``): one run with m canaries, each included independently with probability 1/2,
+  certified by :func:`dpaudit.audit_one_run` (Steinke, Nasr & Jagielski 2023, Theorem 3.1).
+
+Every result puts side by side: the claim (dpaudit's epsilon upper bound for the engine's history and
+Opacus' own number, or the claim given), the audit's certified lower bound, the threat model of the
+canary preset, and the sampling assumption the claim rests on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from .._validation import (
+    check_delta,
+    check_epsilon,
+    check_nonnegative_int,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
+from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
+from ..events import PrivacyEvent
+from .canaries import PRESETS, Canaries, as_numpy, canary_seed_sequence, make_canaries
+from .engine import SAMPLING_ASSUMPTION, claim_from_opacus, history_of
+from .protocol import RunOutcome, TrainingTarget, draw_runs, many_run_masks, run_seed
+
+__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "perfect_guess_epsilon"]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+@dataclass(frozen=True)
+class TrainingAuditResult:
+    """Outcome of a training audit.
+
+    ``epsilon_lower`` (at ``delta``) is the certified lower bound (probability >= ``confidence_level``,
+    rounded down) against the threat model ``threat_model``; ``epsilon_upper`` is the claimed upper bound
+    it is compared with (the claim given, else dpaudit's accountant on the engine's history);
+    ``epsilon_opacus`` is the engine's own number when there was an engine. ``violated``: epsilon_lower >
+    epsilon_upper, i.e. the run is not as private as claimed (under the claim's ``sampling`` assumption,
+    which :func:`~dpaudit.training.check_sampler` tests on the loader)."""
+
+    epsilon_lower: float
+    epsilon_upper: float
+    epsilon_opacus: float | None
+    delta: float
+    violated: bool
+    threat_model: str
+    preset: str
+    mode: str
+    sampling: str
+    claim_source: str
+    confidence_level: float
+    runs: int
+    canaries: int
+    mu_lower: float | None
+    epsilon_ceiling: float
+    claim: dict[str, Any] | None
+    audit: dict[str, Any]
+    seed: int
+    seconds: float
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["bounds"] = {"epsilon_lower": "lower bound (certified)", "epsilon_upper": "upper bound (claimed)"}
+        return _plain(data)
+
+    def summary(self) -> str:
+        verdict = "VIOLATED" if self.violated else "not violated"
+        theirs = "" if self.epsilon_opacus is None else f", Opacus reports {self.epsilon_opacus:.4f}"
+        lines = [f"training audit ({self.preset}, {self.mode}: {self.runs} run(s), {self.canaries} canary(ies)): {verdict}",
+                 f"  certified epsilon >= {self.epsilon_lower:.4f} at delta {self.delta:g} (confidence "
+                 f"{self.confidence_level:g}; ceiling {self.epsilon_ceiling:.3g})"
+                 + (f", mu >= {self.mu_lower:.4f}" if self.mu_lower is not None else ""),
+                 f"  claimed epsilon <= {self.epsilon_upper:.4f} ({self.claim_source}){theirs}",
+                 f"  threat model: {self.threat_model}",
+                 f"  sampling assumption: {self.sampling}"]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def perfect_guess_epsilon(canaries: int, delta: float, confidence_level: float) -> float:
+    """The largest one-run bound any attack can certify with ``canaries`` canaries at this confidence:
+    every canary guessed, every guess right (audit_one_run's grid, same Bonferroni split)."""
+    from ..auditor import audit_one_run
+
+    m = check_positive_int(canaries, "canaries")
+    included = np.arange(m) % 2 == 0
+    return audit_one_run(included.astype(np.float64), included, delta=delta, confidence_level=confidence_level).epsilon_lower
+
+
+# ------------------------------------------------------------------------------------------ the claim
+def _claim(claim: Any, outcomes: list[RunOutcome], delta: float) -> tuple[float, float | None, str, dict | None, list[str]]:
+    warnings: list[str] = []
+    accountants = [o.accountant for o in outcomes if o.accountant is not None]
+    if accountants:
+        first = history_of(accountants[0])
+        if any(history_of(a) != first for a in accountants[1:]):
+            warnings.append("the engine's history differs between runs; the claim is read from the first run")
+    if claim is None:
+        if not accountants:
+            raise InvalidArgument("claim", "no claim: the runs had no privacy engine (pass hooks.attach(model, "
+                                           "optimizer, privacy_engine)) and no claim was given")
+        engine = claim_from_opacus(accountants[0], delta)
+        return engine.epsilon_upper, engine.epsilon_opacus, "engine history, dpaudit accountant", _plain(engine.to_dict()), warnings
+    theirs = None
+    details = None
+    if accountants:
+        engine = claim_from_opacus(accountants[0], delta)
+        theirs, details = engine.epsilon_opacus, _plain(engine.to_dict())
+    if isinstance(claim, PrivacyEvent):
+        from ..accountant import epsilon_upper
+
+        return float(epsilon_upper(claim, delta).epsilon), theirs, f"given event {claim!r}", details, warnings
+    return check_epsilon(claim, "claim", allow_inf=True), theirs, "given epsilon", details, warnings
+
+
+# ------------------------------------------------------------------------------------------ the driver
+def audit_training(
+    target: TrainingTarget,
+    *,
+    runs: int | None = None,
+    claim: float | PrivacyEvent | None = None,
+    delta: float = 1e-5,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    workers: int = 1,
+    scheduler: Any = None,
+    check_seed: bool = True,
+) -> TrainingAuditResult:
+    """Audit ``target``: many runs (``runs`` given, one canary) or one run (the target's m canaries).
+
+    Args:
+        target: the training stack, its base dataset and canaries (one canary for many runs).
+        runs: number of independent runs (many-run design; at least 4). None: one run.
+        claim: the claimed epsilon (or an event tree); None reads it from the runs' privacy engine.
+        delta: where epsilon is compared.
+        confidence_level: probability with which ``epsilon_lower`` holds.
+        seed: the audit's seed (runs, canary inclusion, selection splits).
+        workers: processes to train in (1: this process); ``scheduler``: a Dask address or client.
+        check_seed: train the first run twice (and once more with another seed) and refuse a train function
+            that is not reproducible from its seed or ignores it (the audit must be reproducible); the
+            first of those runs is the audit's run 0.
+    """
+    from ..auditor import audit_one_run, audit_scores
+
+    started = time.perf_counter()
+    if not isinstance(target, TrainingTarget):
+        raise InvalidArgumentType("target", f"target={target!r} must be a TrainingTarget")
+    delta = check_delta(delta, "delta")
+    confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
+    seed = check_nonnegative_int(seed, "seed")
+    workers = check_positive_int(workers, "workers")
+    m = len(target.canaries)
+    if runs is not None:
+        runs = check_positive_int(runs, "runs")
+        if runs < 4:
+            raise InvalidArgument("runs", f"runs={runs} must be >= 4 (half with the canary, half without)")
+        if m != 1:
+            raise InvalidArgument("canaries", f"a many-run audit plants one canary, the target has {m}")
+        masks = many_run_masks(runs)
+        outcomes_mask = None
+    else:
+        if m < 2:
+            raise InvalidArgument("canaries", "a one-run audit needs at least 2 canaries (each in with probability 1/2)")
+        masks = [np.random.default_rng(canary_seed_sequence(seed, 1)).random(m) < 0.5]
+        outcomes_mask = masks[0]
+    if check_seed:
+        checked = _check_seed(target, masks[0], run_seed(seed, 0))  # run 0 itself, trained twice
+        outcomes = [checked] + (draw_runs(target, seed, len(masks) - 1, outcomes_mask, workers=workers,
+                                          scheduler=scheduler, first=1) if len(masks) > 1 else [])
+    else:
+        outcomes = draw_runs(target, seed, len(masks), outcomes_mask, workers=workers, scheduler=scheduler)
+    epsilon_upper, theirs, source, details, warnings = _claim(claim, outcomes, delta)
+    preset = target.canaries.preset
+    if preset.white_box:
+        planted = sum(o.canary_rows_seen for o, mask in zip(outcomes, masks) if mask.any())
+        if planted == 0:
+            raise MechanismError("no canary reached a training batch in any run: does the loader iterate the dataset "
+                                 "it was given (make_data_loader(dataset)) and the model see the inputs unchanged?")
+    if runs is not None:
+        scores = np.array([o.scores[0] for o in outcomes])
+        inside = np.array([bool(mask[0]) for mask in masks])
+        inner = audit_scores(scores[inside], scores[~inside], epsilon=epsilon_upper, delta=delta,
+                             confidence_level=confidence_level, seed=seed)
+        mode, mu_lower = "many_runs", inner.mu_lower
+        warnings.extend(inner.warnings)
+    else:
+        inner = audit_one_run(outcomes[0].scores, masks[0], delta=delta, confidence_level=confidence_level,
+                              epsilon=epsilon_upper, seed=seed)
+        mode, mu_lower = "one_run", None
+    return TrainingAuditResult(
+        epsilon_lower=float(inner.epsilon_lower), epsilon_upper=float(epsilon_upper), epsilon_opacus=theirs,
+        delta=delta, violated=bool(inner.epsilon_lower > epsilon_upper), threat_model=preset.threat_model,
+        preset=preset.name, mode=mode, sampling=SAMPLING_ASSUMPTION, claim_source=source,
+        confidence_level=confidence_level, runs=len(outcomes), canaries=m, mu_lower=mu_lower,
+        epsilon_ceiling=float(inner.epsilon_ceiling), claim=details, audit=inner.to_dict(), seed=seed,
+        seconds=time.perf_counter() - started, warnings=tuple(warnings))
+
+
+def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> RunOutcome:
+    """Run 0 trained twice with its seed (must agree) and once with another (must differ); returns run 0."""
+    from .protocol import run_one
+
+    first = run_one(target, mask, seed, 0)
+    again = run_one(target, mask, seed, 0).scores
+    if not np.array_equal(first.scores, again):
+        raise InvalidArgument("train", "the train function is not reproducible from its seed (two runs with seed "
+                                       f"{seed} scored {first.scores[:3]} and {again[:3]}): seed every source of "
+                                       "randomness from the seed argument (torch.manual_seed(seed), the loader's generator)")
+    other = run_one(target, mask, seed + 1, 0).scores
+    if np.array_equal(first.scores, other):
+        raise InvalidArgument("train", "the train function ignores its seed (seeds differing gave identical runs): "
+                                       "draw the run's randomness from the seed argument")
+    return first
+
+
+# ------------------------------------------------------------------------------------------ Opacus
+def _base_sample(dataset: Any, limit: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        size = len(dataset)
+    except TypeError:
+        raise InvalidArgumentType("dataset", "dataset must be a map-style dataset with a length (dataset[i] -> "
+                                             "(input, label))") from None
+    if size == 0:
+        raise InvalidArgument("dataset", "dataset is empty")
+    items = [dataset[i] for i in range(min(size, limit))]
+    try:
+        inputs = np.stack([as_numpy(x) for x, _ in items])
+        labels = np.array([as_numpy(y) for _, y in items])
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentType("dataset", f"dataset[i] must be an (input, label) pair of tensors ({exc})") from None
+    return inputs, labels
+
+
+def audit_opacus(
+    train: Callable[[Any, int, Any], Any] | None = None,
+    *,
+    dataset: Any,
+    make_model: Callable[[], Any] | None = None,
+    make_optimizer: Callable[[Any], Any] | None = None,
+    make_data_loader: Callable[[Any], Any] | None = None,
+    noise_multiplier: float | None = None,
+    max_grad_norm: float | None = None,
+    epochs: int = 1,
+    poisson_sampling: bool = True,
+    canary: str = "dirac_gradient",
+    runs: int | None = None,
+    canaries: int | None = None,
+    num_classes: int | None = None,
+    gradient_norm_factor: float = 1.0,
+    claim: float | PrivacyEvent | None = None,
+    delta: float = 1e-5,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    workers: int = 1,
+    scheduler: Any = None,
+    check_seed: bool = True,
+) -> TrainingAuditResult:
+    """Audit an Opacus training: plant canaries, train, score, certify an epsilon lower bound.
+
+    Give either ``train`` (your ``train(dataset, seed, hooks) -> model`` that calls
+    ``hooks.attach(model, optimizer, privacy_engine)`` after ``make_private``) or the factories
+    ``make_model``, ``make_optimizer``, ``make_data_loader`` with ``noise_multiplier``, ``max_grad_norm``,
+    ``epochs`` and ``poisson_sampling`` (see :class:`~dpaudit.training.OpacusTraining`).
+
+    Args:
+        dataset: the training data, a map-style torch dataset of (input, label) pairs (canaries are shaped
+            like its inputs and added to it in each run).
+        canary: "dirac_gradient" (white-box, the tight one), "mislabelled" or "out_of_distribution"
+            (black-box); the result's ``threat_model`` states what each assumes.
+        runs: many-run audit with this many runs (half with one canary). ``canaries``: one-run audit with
+            this many canaries (each in with probability 1/2). Exactly one of them.
+        num_classes: the model's output width (default: from the dataset's labels).
+        gradient_norm_factor: the Dirac canary's gradient norm in units of the clipping norm (1: the tight
+            canary; above 1 probes whether clipping really happens).
+        claim: the claimed epsilon (or event tree); None reads the claim from the engine's history.
+        delta, confidence_level, seed, workers, scheduler, check_seed: as in :func:`audit_training`.
+
+    Returns:
+        TrainingAuditResult: ``epsilon_lower``, ``epsilon_upper``, ``epsilon_opacus``, ``violated``,
+        ``threat_model``, ``to_dict()``.
+    """
+    if (runs is None) == (canaries is None):
+        raise InvalidArgument("runs", "give exactly one of runs= (many runs, one canary) or canaries= (one run)")
+    if train is None:
+        from .opacus_training import OpacusTraining
+
+        missing = [name for name, value in (("make_model", make_model), ("make_optimizer", make_optimizer),
+                                            ("make_data_loader", make_data_loader),
+                                            ("noise_multiplier", noise_multiplier), ("max_grad_norm", max_grad_norm))
+                   if value is None]
+        if missing:
+            raise InvalidArgument(missing[0], f"without a train function, {', '.join(missing)} must be given")
+        train = OpacusTraining(make_model, make_optimizer, make_data_loader, noise_multiplier=noise_multiplier,
+                               max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling)
+    elif not callable(train):
+        raise InvalidArgumentType("train", f"train={train!r} must be callable: train(dataset, seed, hooks) -> model")
+    from ._torch import require_opacus
+
+    require_opacus()
+    gradient_norm_factor = check_positive(gradient_norm_factor, "gradient_norm_factor")
+    inputs, labels = _base_sample(dataset)
+    if num_classes is None:
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise InvalidArgument("num_classes", "labels are not integers: give num_classes")
+        num_classes = max(2, int(labels.max()) + 1)
+    num_classes = check_positive_int(num_classes, "num_classes")
+    planted = make_canaries(canary, 1 if runs is not None else check_positive_int(canaries, "canaries"), inputs, labels,
+                            num_classes, seed, gradient_norm_factor)
+    target = TrainingTarget(train=train, dataset=dataset, canaries=planted)
+    return audit_training(target, runs=runs, claim=claim, delta=delta, confidence_level=confidence_level, seed=seed,
+                          workers=workers, scheduler=scheduler, check_seed=check_seed)
+
+
+
