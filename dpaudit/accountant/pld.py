@@ -65,6 +65,7 @@ from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_rdp
+from .risk import AttackRiskReadouts
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
            "INTERVAL_GAP", "MAX_REFINEMENTS", "compose_leaves", "plan_grid"]
@@ -92,7 +93,7 @@ _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most t
 _LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
 
-class PLDAccountant:
+class PLDAccountant(AttackRiskReadouts):
     """Tight (epsilon, delta) accounting with privacy loss distributions.
 
     Args:
