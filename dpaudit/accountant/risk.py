@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,10 +84,17 @@ def _key(accountant: Any) -> Any:
     return tuple(sorted((repr(k), v) for k, v in leaves.items())) if isinstance(leaves, dict) else None
 
 
+def _profile_reader(accountant: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """delta at an array of epsilons (upper bounds): the PLD's grid read-out without small-delta tilting
+    when the accountant offers it, else its public ``delta``."""
+    read = getattr(accountant, "_risk_profile", None)
+    return read if callable(read) else (lambda grid: accountant_profile(accountant, grid))
+
+
 def _epsilon_top(accountant: Any, floor: float) -> float:
     """Where the grid ends: the epsilon at which delta falls to ``floor`` above the delta that no epsilon
     removes (the plateau of (epsilon, delta) steps; beyond it every line is dominated)."""
-    plateau = float(accountant.delta(_FAR_EPSILON))
+    plateau = float(_profile_reader(accountant)(np.array([_FAR_EPSILON]))[0])
     for target in (plateau + floor, plateau + 1e-6, plateau + 1e-4, plateau + 1e-2):
         if target >= 1.0:
             break
@@ -111,7 +119,7 @@ def risk_tradeoff(accountant: Any, smallest_fpr: float) -> ProfileTradeoff:
     value = pure() if callable(pure) else pure
     if isinstance(value, (int, float)) and math.isfinite(value):
         grid = np.unique(np.append(grid, float(value)))
-    curve = ProfileTradeoff(grid, accountant_profile(accountant, grid))
+    curve = ProfileTradeoff(grid, _profile_reader(accountant)(grid))
     try:
         accountant._risk_curve = (key, curve)
     except AttributeError:  # pragma: no cover - accountants with __slots__
