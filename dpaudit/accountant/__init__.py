@@ -51,6 +51,7 @@ _LAZY = {
     "gdp_advantage": "dpaudit.accountant.risk",
     "gdp_tpr_at_fpr": "dpaudit.accountant.risk",
     "STANDARD_FPRS": "dpaudit.accountant.risk",
+    "tpr_lower_from_tests": "dpaudit.accountant.risk",
 }
 
 __all__ = [*_LAZY, "optimal", "optimal_delta"]

@@ -47,7 +47,7 @@ from .curves import accountant_profile, gdp_delta, gdp_tradeoff
 
 __all__ = ["STANDARD_FPRS", "RISK_GRID_POINTS", "AttackRisk", "attack_risk", "tpr_at_fpr", "advantage",
            "bayes_accuracy", "gdp_tpr_at_fpr", "gdp_advantage", "epsilon_for_tpr", "risk_floor_delta",
-           "risk_tradeoff", "AttackRiskReadouts"]
+           "risk_tradeoff", "AttackRiskReadouts", "tpr_lower_from_tests"]
 
 #: False-positive rates the command line and reports show by default.
 STANDARD_FPRS = (0.001, 0.01, 0.1)
@@ -214,6 +214,34 @@ def epsilon_for_tpr(tpr: float, fpr: float, delta: float) -> float:
     first = math.log((tpr - delta) / fpr)
     second = math.log((1.0 - delta - fpr) / (1.0 - tpr)) if 1.0 - delta - fpr > 0 else 0.0
     return max(first, second, 0.0)
+
+
+def tpr_lower_from_tests(alpha_upper: Any, beta_upper: Any, fprs: Any = STANDARD_FPRS) -> np.ndarray:
+    """Lower bound on the best attack's true-positive rate at each FPR from certified tests: a test with
+    type-I error <= alpha_u and type-II error <= beta_u is an attack with FPR <= alpha_u and TPR >= 1 - beta_u;
+    mixing tests (and the trivial ones, (0, 0) and (1, 1)) reaches every point under their upper concave
+    hull, and the best TPR is non-decreasing in FPR, so the hull at each FPR is a lower bound (it holds
+    whenever every test's bounds do), rounded down."""
+    a = np.clip(np.ravel(_array(alpha_upper, "alpha_upper", low=0.0, high=1.0)), 0.0, 1.0)
+    t = np.clip(1.0 - np.ravel(_array(beta_upper, "beta_upper", low=0.0, high=1.0)), 0.0, 1.0)
+    query = _array(fprs, "fprs", low=0.0, high=1.0)
+    xs = np.concatenate([[0.0, 1.0], a])
+    ys = np.concatenate([[0.0, 1.0], t])
+    order = np.lexsort((-ys, xs))
+    hull: list[tuple[float, float]] = []
+    for x, y in zip(xs[order], ys[order]):
+        if hull and hull[-1][0] == x:
+            continue  # same FPR: the first (largest TPR) is kept
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (y2 - y1) * (x - x1) <= (y - y1) * (x2 - x1):  # the middle point is under the chord: drop it
+                hull.pop()
+            else:
+                break
+        hull.append((float(x), float(y)))
+    hx, hy = np.array([p[0] for p in hull]), np.array([p[1] for p in hull])
+    value = np.interp(query, hx, np.maximum.accumulate(hy)) - 4 * _U
+    return np.clip(value, 0.0, 1.0)
 
 
 @dataclass(frozen=True)
