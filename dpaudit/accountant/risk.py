@@ -28,7 +28,7 @@ Example:
     >>> from dpaudit.events import Gaussian
     >>> acct = PLDAccountant().compose(Gaussian(1.0))
     >>> round(float(acct.tpr_at_fpr(0.01)), 4)
-    0.0946
+    0.0924
 """
 
 from __future__ import annotations
