@@ -69,3 +69,19 @@ def test_calibrate_risk_errors_exit_2_with_one_line(capsys, extra, fragment):
     bounds = [] if "--bounds" in extra else ["--bounds", 0.3, 10]
     code, _, err = run(capsys, "budget", "calibrate", "--event", EVENT, "--accountant", "rdp", *bounds, *extra)
     assert code == 2 and fragment in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_closed_form_results_show_their_worst_case_risk(capsys):
+    import math
+
+    code, out, _ = run(capsys, "budget", "basic", "--epsilon", 0.1, "-k", 10, "--risk", "--json")
+    risk = json.loads(out)["risk"]
+    tprs = [row["tpr_upper"] for row in risk["tpr_at_fpr"]]
+    assert code == 0 and tprs == pytest.approx([math.e * f for f in (0.001, 0.01, 0.1)], rel=1e-9)
+    assert all(t >= math.e * f for t, f in zip(tprs, (0.001, 0.01, 0.1)))
+    assert risk["advantage_upper"] == pytest.approx(math.tanh(0.5), rel=1e-9)
+    for argv in (["amplify", "--epsilon", 1.0, "--sampling-probability", 0.1],
+                 ["advanced", "--epsilon", 0.1, "-k", 10, "--delta-slack", 1e-5],
+                 ["optimal", "--epsilon", 0.1, "-k", 10, "--target-delta", 1e-5]):
+        code, out, _ = run(capsys, "budget", *argv, "--risk")
+        assert code == 0 and "attack risk ((epsilon, delta) claim" in out

@@ -52,6 +52,7 @@ _LAZY = {
     "gdp_tpr_at_fpr": "dpaudit.accountant.risk",
     "STANDARD_FPRS": "dpaudit.accountant.risk",
     "tpr_lower_from_tests": "dpaudit.accountant.risk",
+    "guarantee_attack_risk": "dpaudit.accountant.risk",
 }
 
 __all__ = [*_LAZY, "optimal", "optimal_delta"]

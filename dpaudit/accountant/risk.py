@@ -43,11 +43,12 @@ import numpy as np
 from .._validation import check_delta, check_probability
 from ..errors import InvalidArgument
 from ..tradeoff import ProfileTradeoff, _array
-from .curves import accountant_profile, gdp_delta, gdp_tradeoff
+from .curves import accountant_profile, gdp_delta, gdp_tradeoff, guarantee_profile, guarantee_tradeoff
 
 __all__ = ["STANDARD_FPRS", "RISK_GRID_POINTS", "AttackRisk", "attack_risk", "tpr_at_fpr", "advantage",
            "bayes_accuracy", "gdp_tpr_at_fpr", "gdp_advantage", "epsilon_for_tpr", "risk_floor_delta",
-           "risk_tradeoff", "AttackRiskReadouts", "tpr_lower_from_tests"]
+           "risk_tradeoff", "AttackRiskReadouts", "tpr_lower_from_tests",
+           "guarantee_attack_risk"]
 
 #: False-positive rates the command line and reports show by default.
 STANDARD_FPRS = (0.001, 0.01, 0.1)
@@ -258,6 +259,16 @@ class AttackRisk:
         return {"bound": "upper (any attack)", "accountant": self.accountant,
                 "tpr_at_fpr": [{"fpr": f, "tpr_upper": t} for f, t in zip(self.fprs, self.tpr_upper)],
                 "advantage_upper": self.advantage_upper}
+
+
+def guarantee_attack_risk(epsilon: float, delta: float, fprs: Any = STANDARD_FPRS) -> AttackRisk:
+    """:class:`AttackRisk` of an (epsilon, delta)-DP claim: TPR <= 1 - f_{eps,delta}(FPR) = min(1, delta +
+    e^eps FPR, 1 - e^-eps (1 - delta - FPR)) (Dong-Roth-Su 2022, Prop. 2.5) and advantage <= delta(0) of its
+    dominating pair, delta + (1 - delta) tanh(eps / 2) (Kairouz, Oh & Viswanath 2015), rounded up."""
+    alphas = np.atleast_1d(_array(fprs, "fprs", low=0.0, high=1.0)).ravel()
+    tpr = np.clip(np.maximum(1.0 - guarantee_tradeoff(epsilon, delta, alphas) + 2 * _U, alphas), 0.0, 1.0)
+    edge = float(guarantee_profile(epsilon, delta, np.array([0.0]))[0])
+    return AttackRisk(tuple(float(a) for a in alphas), tuple(float(t) for t in tpr), min(1.0, edge), "(epsilon, delta) claim")
 
 
 def attack_risk(accountant: Any, fprs: Any = STANDARD_FPRS, name: str | None = None) -> AttackRisk:

@@ -40,6 +40,11 @@ def _symbolic_payload(theorems: list[str]) -> dict[str, dict[str, str]]:
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str, theorems: list[str]) -> int:
     if args.symbolic:
         payload["symbolic"] = _symbolic_payload(theorems)
+    if getattr(args, "risk", False) and "result" in payload:  # basic, advanced, optimal, amplify
+        from .risk import guarantee_risk_section
+
+        payload["risk"], line = guarantee_risk_section(payload["result"]["epsilon"], payload["result"]["delta"])
+        text += "\n" + line
     if args.json:
         print(to_json(payload))
         return 0
@@ -386,6 +391,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-k", "--k", type=_count, default=None, help="repeat a single --epsilon k times (default 1; O(1) for any k)")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_basic)
 
     p = commands.add_parser("advanced", help="advanced composition (Dwork-Rothblum-Vadhan)")
@@ -395,6 +401,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--target-delta", type=float, default=None, help="total delta; the slack is target-delta - k * delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_advanced)
 
     p = commands.add_parser("optimal", help="exact optimal composition (Kairouz-Oh-Viswanath)")
@@ -403,6 +410,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--target-delta", type=float, required=True, help="total delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_optimal)
 
     p = commands.add_parser("amplify", help="amplification by subsampling")
@@ -412,6 +420,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", choices=["poisson", "without_replacement"], default="poisson")
     p.add_argument("--theorem", choices=["tight", "secrecy_of_sample", "secrecy_of_sample_one_sided"], default="tight")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_amplify)
 
     p = commands.add_parser("per-step", help="largest per-step epsilon for a total budget")
