@@ -79,3 +79,13 @@ def test_composition_budgets_refuse_risk_keys(tmp_path, capsys):
     text = '[[budget]]\nname = "c"\nepsilon = 0.1\nk = 10\ndelta = 1e-5\nmax_epsilon = 5.0\nmax_advantage = 0.5\n'
     code, _, err = gate(tmp_path, capsys, text)
     assert code == 2 and "max_advantage" in err
+
+
+def test_reports_carry_the_risk_lines(tmp_path, capsys):
+    path = tmp_path / "gate.toml"
+    path.write_text(EVENT.format(risk="max_tpr_at_fpr = [0.9, 0.01]\nmax_advantage = 0.99"))
+    assert main(["check", str(path), "--report", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "dpsgd-risk: attack risk pass: TPR at FPR 0.01 <= " in report and "advantage <= " in report
+    assert "attack risk pass: TPR at FPR 0.01" in (tmp_path / "out" / "report.html").read_text()
