@@ -45,6 +45,14 @@ _LAZY = {
     "gdp_delta": "dpaudit.accountant.curves",
     "gdp_epsilon": "dpaudit.accountant.curves",
     "gdp_tradeoff": "dpaudit.accountant.curves",
+    "AttackRisk": "dpaudit.accountant.risk",
+    "attack_risk": "dpaudit.accountant.risk",
+    "epsilon_for_tpr": "dpaudit.accountant.risk",
+    "gdp_advantage": "dpaudit.accountant.risk",
+    "gdp_tpr_at_fpr": "dpaudit.accountant.risk",
+    "STANDARD_FPRS": "dpaudit.accountant.risk",
+    "tpr_lower_from_tests": "dpaudit.accountant.risk",
+    "guarantee_attack_risk": "dpaudit.accountant.risk",
 }
 
 __all__ = [*_LAZY, "optimal", "optimal_delta"]

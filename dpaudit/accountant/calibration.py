@@ -9,6 +9,15 @@ threshold as ``tolerance`` allows:
 * ``direction="smallest"``: privacy improves as x grows (a noise multiplier): the smallest such x;
 * ``direction="largest"``: privacy degrades as x grows (a sampling rate, a step count): the largest such x.
 
+**Attack-risk targets** (Kulynych et al. 2024, "Attack-aware noise calibration for differential privacy").
+``max_tpr_at_fpr=(tpr, fpr)`` asks that no membership attack with false-positive rate ``fpr`` reach a
+true-positive rate above ``tpr`` (the accountant's ``tpr_at_fpr``, an upper bound), ``max_advantage`` that
+no attack's TPR - FPR exceed it (``advantage``); they replace or join the (epsilon, delta) target (every
+target given is met). A risk target needs less noise than the (epsilon, delta) target of equal risk
+(:func:`~dpaudit.accountant.risk.epsilon_for_tpr`: the epsilon whose worst-case trade-off curve gives that
+TPR at that FPR), because the mechanism's own curve lies below the (epsilon, delta) one elsewhere. A target
+below a random guess (tpr < fpr) -> InvalidArgument naming ``max_tpr_at_fpr``.
+
 Method: the whole bracket is probed at a few points (which checks the stated monotonicity), then
 bisection (geometric when both ends are positive, on integers with ``integer=True``) keeps an end that
 meets the target and one that does not, until they are within a relative ``tolerance`` (integers:
@@ -49,7 +58,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validation import check_choice, check_delta, check_positive, check_positive_int, check_sampling_probability
+from .._validation import (
+    check_choice,
+    check_delta,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_sampling_probability,
+)
 from ..errors import InfeasibleBudgetError, InvalidArgument, InvalidArgumentType
 from ..events import Gaussian, PoissonSampled, PrivacyEvent, SelfComposed, check_neighbouring, iter_leaves
 
@@ -68,20 +84,31 @@ class CalibrationResult:
     ``(safe, unsafe)``; ``unsafe`` is None when the whole bracket meets the target."""
 
     value: float
-    epsilon: float
-    target_epsilon: float
-    target_delta: float
+    epsilon: float | None
+    target_epsilon: float | None
+    target_delta: float | None
     direction: str
     accountant: str
     tolerance: float
     bracket: tuple[float, float | None]
     evaluations: int
     history: tuple[tuple[float, float], ...] = field(default=(), repr=False)
+    tpr_upper: float | None = None
+    max_tpr_at_fpr: tuple[float, float] | None = None
+    advantage_upper: float | None = None
+    max_advantage: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "epsilon_upper": self.epsilon, "target_epsilon": self.target_epsilon,
+        data = {"value": self.value, "epsilon_upper": self.epsilon, "target_epsilon": self.target_epsilon,
                 "target_delta": self.target_delta, "direction": self.direction, "accountant": self.accountant,
                 "tolerance": self.tolerance, "bracket": list(self.bracket), "evaluations": self.evaluations}
+        if self.max_tpr_at_fpr is not None:
+            data["max_tpr_at_fpr"] = list(self.max_tpr_at_fpr)
+            data["tpr_upper"] = self.tpr_upper
+        if self.max_advantage is not None:
+            data["max_advantage"] = self.max_advantage
+            data["advantage_upper"] = self.advantage_upper
+        return data
 
 
 def _epsilon_of(event: PrivacyEvent, target_delta: float, accountant: str, neighbouring: str) -> float:
@@ -98,14 +125,54 @@ def _epsilon_of(event: PrivacyEvent, target_delta: float, accountant: str, neigh
     return epsilon_upper(event, target_delta, neighbouring=neighbouring).epsilon
 
 
-def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, target_delta: float, *,
-              bounds: tuple[float, float], direction: str = "smallest", accountant: str = "pld",
-              neighbouring: str = "add_remove", integer: bool = False, tolerance: float = 1e-4) -> CalibrationResult:
+def _risk_of(event: PrivacyEvent, accountant: str, neighbouring: str, read: Callable[[Any], float]) -> float:
+    """An attack-risk read-out (an upper bound) of the event under the chosen accountant; "best" takes the
+    smaller of the PLD and RDP accountants' (both are upper bounds on the same risk)."""
+    from .pld import PLDAccountant
+    from .rdp import RDPAccountant
+
+    kinds = {"pld": (PLDAccountant,), "rdp": (RDPAccountant,), "best": (PLDAccountant, RDPAccountant)}[accountant]
+    values = [read(kind(neighbouring).compose(event)) for kind in kinds
+              if len(kinds) == 1 or kind(neighbouring).supports(event)]
+    return min(values) if values else math.inf
+
+
+def _risk_targets(max_tpr_at_fpr: Any, max_advantage: Any) -> tuple[tuple[float, float] | None, float | None]:
+    """Validated risk targets: (tpr, fpr) with 0 < fpr < 1 and fpr <= tpr < 1 (no attack is held below a
+    random guess, TPR = FPR), and an advantage in [0, 1)."""
+    pair = None
+    if max_tpr_at_fpr is not None:
+        try:
+            tpr, fpr = max_tpr_at_fpr
+        except (TypeError, ValueError):
+            raise InvalidArgumentType("max_tpr_at_fpr", f"max_tpr_at_fpr={max_tpr_at_fpr!r} must be a pair (tpr, fpr)") from None
+        fpr = check_probability(fpr, "max_tpr_at_fpr", low_open=True, high_open=True)
+        tpr = check_probability(tpr, "max_tpr_at_fpr", high_open=True)
+        if tpr < fpr:
+            raise InvalidArgument("max_tpr_at_fpr", f"max_tpr_at_fpr=({tpr!r}, {fpr!r}): no parameter reaches a "
+                                                    "true-positive rate below the false-positive rate (a random "
+                                                    "guess has TPR = FPR)")
+        pair = (tpr, fpr)
+    if max_advantage is not None:
+        max_advantage = check_probability(max_advantage, "max_advantage", high_open=True)
+    return pair, max_advantage
+
+
+def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float | None = None,
+              target_delta: float | None = None, *, bounds: tuple[float, float], direction: str = "smallest",
+              accountant: str = "pld", neighbouring: str = "add_remove", integer: bool = False,
+              tolerance: float = 1e-4, max_tpr_at_fpr: tuple[float, float] | None = None,
+              max_advantage: float | None = None) -> CalibrationResult:
     """The parameter value in ``bounds`` closest to the privacy threshold whose event tree meets the target.
 
     Args:
         make_event: x -> event tree (e.g. ``lambda s: SelfComposed(PoissonSampled(0.01, Gaussian(s)), 1000)``).
-        target_epsilon: > 0; target_delta: in [0, 1).
+        target_epsilon: > 0; target_delta: in [0, 1) (both, or neither when a risk target is given).
+        max_tpr_at_fpr: an attack-risk target (tpr, fpr): every membership attack with false-positive rate
+            fpr has true-positive rate at most tpr (the accountant's ``tpr_at_fpr``, an upper bound;
+            Kulynych et al. 2024). Needs less noise than the (epsilon, delta) target of equal risk
+            (:func:`~dpaudit.accountant.risk.epsilon_for_tpr`), which holds at every FPR at once.
+        max_advantage: an attack-risk target: TPR - FPR of every attack at most this (``advantage``).
         bounds: (low, high), low < high, the bracket searched (both ends included).
         direction: "smallest" (epsilon decreases in x, e.g. a noise multiplier) or "largest" (epsilon
             increases in x, e.g. a sampling rate or step count).
@@ -114,13 +181,21 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
         integer: search integers only (x is passed as ``int``), e.g. step counts.
         tolerance: relative width of the final bracket (continuous parameters), in (0, 0.01].
 
-    Returns:
-        A :class:`CalibrationResult`; ``value`` meets the target.
+    Every target given must be met. Returns:
+        A :class:`CalibrationResult`; ``value`` meets the targets.
     """
     if not callable(make_event):
         raise InvalidArgumentType("make_event", f"make_event={make_event!r} must be callable")
-    target_epsilon = check_positive(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
+    risk_pair, max_advantage = _risk_targets(max_tpr_at_fpr, max_advantage)
+    if (target_epsilon is None) != (target_delta is None):
+        missing = "target_delta" if target_delta is None else "target_epsilon"
+        raise InvalidArgument(missing, f"{missing} is missing: give target_epsilon and target_delta together")
+    if target_epsilon is None and risk_pair is None and max_advantage is None:
+        raise InvalidArgument("target_epsilon", "give a target: target_epsilon and target_delta, max_tpr_at_fpr "
+                                                "or max_advantage")
+    if target_epsilon is not None:
+        target_epsilon = check_positive(target_epsilon, "target_epsilon")
+        target_delta = check_delta(target_delta, "target_delta")
     direction = check_choice(direction, "direction", DIRECTIONS)
     accountant = check_choice(accountant, "accountant", CALIBRATION_ACCOUNTANTS)
     neighbouring = check_neighbouring(neighbouring)
@@ -139,7 +214,18 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
         if low > high:
             raise InvalidArgument("bounds", f"bounds={bounds!r} contain no integer")
 
-    history: dict[float, float] = {}
+    # every target as (name, limit, read-out of an event), all upper bounds
+    targets: list[tuple[str, float, Callable[[PrivacyEvent], float]]] = []
+    if target_epsilon is not None:
+        targets.append(("epsilon", target_epsilon, lambda e: _epsilon_of(e, target_delta, accountant, neighbouring)))
+    if risk_pair is not None:
+        targets.append(("tpr", risk_pair[0], lambda e: _risk_of(e, accountant, neighbouring,
+                                                              lambda a: float(a.tpr_at_fpr(risk_pair[1])))))
+    if max_advantage is not None:
+        targets.append(("advantage", max_advantage, lambda e: _risk_of(e, accountant, neighbouring,
+                                                                     lambda a: a.advantage())))
+    values: dict[float, tuple[float, ...]] = {}
+    history: dict[float, float] = {}  # x -> the first target's read-out (epsilon when given)
 
     def build(x: float) -> PrivacyEvent:
         arg: Any = int(x) if integer else x
@@ -158,11 +244,13 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
             if target_delta == 0.0 and any(isinstance(leaf, Gaussian) for leaf in iter_leaves(event)):
                 raise InvalidArgument("target_delta", "target_delta=0.0 must be > 0: the tree has Gaussian noise, "
                                                       "which is never pure DP (no parameter value can meet it)")
-            history[x] = _epsilon_of(event, target_delta, accountant, neighbouring)
+            values[x] = tuple(read(event) for _, _, read in targets)
+            history[x] = values[x][0]
         return history[x]
 
     def meets(x: float) -> bool:
-        return epsilon(x) <= target_epsilon
+        epsilon(x)
+        return all(value <= limit for value, (_, limit, _) in zip(values[x], targets))
 
     def middle(a: float, b: float) -> float:
         if integer:
@@ -170,14 +258,15 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
         return math.sqrt(a * b) if a > 0 and b > 0 else 0.5 * (a + b)
 
     def check_monotone() -> None:
-        points = sorted(history.items())
-        values = [eps for _, eps in points]
-        for (x0, e0), (x1, e1) in zip(points, points[1:]):
-            worse = e1 > e0 * (1 + _MONOTONE_SLACK) + 1e-12 if direction == "smallest" else e1 < e0 * (1 - _MONOTONE_SLACK) - 1e-12
-            if worse and not (math.isinf(e0) and math.isinf(e1)):
-                raise InvalidArgument("direction", f"direction={direction!r}: epsilon is not monotone over the bracket "
-                                                   f"(epsilon({x0:g}) = {e0:g}, epsilon({x1:g}) = {e1:g}); "
-                                                   f"probed {[round(v, 6) for v in values]}")
+        for index, (name, _, _) in enumerate(targets):
+            points = sorted((x, value[index]) for x, value in values.items())
+            probed = [v for _, v in points]
+            for (x0, e0), (x1, e1) in zip(points, points[1:]):
+                worse = e1 > e0 * (1 + _MONOTONE_SLACK) + 1e-12 if direction == "smallest" else e1 < e0 * (1 - _MONOTONE_SLACK) - 1e-12
+                if worse and not (math.isinf(e0) and math.isinf(e1)):
+                    raise InvalidArgument("direction", f"direction={direction!r}: {name} is not monotone over the bracket "
+                                                       f"({name}({x0:g}) = {e0:g}, {name}({x1:g}) = {e1:g}); "
+                                                       f"probed {[round(v, 6) for v in probed]}")
 
     # probe the bracket (also checks monotonicity at a few points)
     probes = {low, high}
@@ -190,14 +279,22 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
     check_monotone()
     safe_end, unsafe_end = (high, low) if direction == "smallest" else (low, high)
     if not meets(safe_end):
+        missed = [f"{name} {value:g} > {limit!r}" for (name, limit, _), value in zip(targets, values[safe_end]) if value > limit]
+        wanted = (f"target_epsilon={target_epsilon!r} at target_delta={target_delta!r}" if target_epsilon is not None
+                  else "the risk target")
         raise InfeasibleBudgetError(
-            f"no parameter value in bounds={bounds!r} meets target_epsilon={target_epsilon!r} at "
-            f"target_delta={target_delta!r}: the best end ({safe_end:g}) gives epsilon {epsilon(safe_end):g}")
+            f"no parameter value in bounds={bounds!r} meets {wanted}"
+            + (f", max_tpr_at_fpr={risk_pair!r}" if risk_pair is not None and target_epsilon is not None else "")
+            + (f", max_advantage={max_advantage!r}" if max_advantage is not None and target_epsilon is not None else "")
+            + f": the best end ({safe_end:g}) gives " + ", ".join(missed))
+    finish = {"history": history, "values": values, "targets": targets, "target_epsilon": target_epsilon,
+              "target_delta": target_delta, "direction": direction, "accountant": accountant, "tolerance": tolerance,
+              "risk_pair": risk_pair, "max_advantage": max_advantage}
     if meets(unsafe_end):
-        return _result(int(unsafe_end) if integer else unsafe_end, None, history, target_epsilon, target_delta, direction, accountant, tolerance)
+        return _result(int(unsafe_end) if integer else unsafe_end, None, **finish)
     # tighten the bracket with the probes: the closest meeting / failing probes around the threshold
-    ok = [x for x in history if history[x] <= target_epsilon]
-    bad = [x for x in history if history[x] > target_epsilon]
+    ok = [x for x in history if meets(x)]
+    bad = [x for x in history if not meets(x)]
     if direction == "smallest":
         good, fail = min(ok), max(x for x in bad if x < min(ok))
     else:
@@ -216,13 +313,17 @@ def calibrate(make_event: Callable[[Any], PrivacyEvent], target_epsilon: float, 
         else:
             fail = mid
     check_monotone()
-    return _result(int(good) if integer else good, fail, history, target_epsilon, target_delta, direction, accountant, tolerance)
+    return _result(int(good) if integer else good, fail, **finish)
 
 
-def _result(value: float, fail: float | None, history: dict[float, float], target_epsilon: float,
-            target_delta: float, direction: str, accountant: str, tolerance: float) -> CalibrationResult:
-    return CalibrationResult(value, history[value], target_epsilon, target_delta, direction, accountant, tolerance,
-                             (value, fail), len(history), tuple(sorted(history.items())))
+def _result(value: float, fail: float | None, *, history: dict[float, float], values: dict[float, tuple[float, ...]],
+            targets: list, target_epsilon: float | None, target_delta: float | None, direction: str, accountant: str,
+            tolerance: float, risk_pair: tuple[float, float] | None, max_advantage: float | None) -> CalibrationResult:
+    read = dict(zip((name for name, _, _ in targets), values[value]))
+    return CalibrationResult(value, read.get("epsilon"), target_epsilon, target_delta, direction, accountant, tolerance,
+                             (value, fail), len(history), tuple(sorted(history.items())),
+                             tpr_upper=read.get("tpr"), max_tpr_at_fpr=risk_pair,
+                             advantage_upper=read.get("advantage"), max_advantage=max_advantage)
 
 
 # ------------------------------------------------------------------------------------ DP-SGD

@@ -36,6 +36,7 @@ from ..events import (
     check_event,
     check_neighbouring,
 )
+from .risk import AttackRiskReadouts
 
 __all__ = ["OpacusAccountant"]
 
@@ -64,7 +65,7 @@ def _steps(event: PrivacyEvent, count: int) -> list[_Step]:
                                 "(Gaussian or PoissonSampled(q, Gaussian)), composed or repeated, are Opacus steps")
 
 
-class OpacusAccountant:
+class OpacusAccountant(AttackRiskReadouts):
     """Opacus-style DP-SGD accountant backed by dpaudit's PLD (default), RDP or zCDP accountant.
 
     Args:
@@ -186,6 +187,10 @@ class OpacusAccountant:
     def rho(self) -> float:
         """zCDP parameter of the steps so far (inf once a step is subsampled)."""
         return self._accountant().rho()
+
+    def _risk_source(self) -> Any:
+        """Attack-risk read-outs (``tpr_at_fpr``, ``advantage``) come from the backing accountant."""
+        return self._accountant()
 
     # ------------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:

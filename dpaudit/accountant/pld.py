@@ -65,6 +65,7 @@ from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_rdp
+from .risk import AttackRiskReadouts
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
            "INTERVAL_GAP", "MAX_REFINEMENTS", "compose_leaves", "plan_grid"]
@@ -92,7 +93,7 @@ _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most t
 _LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
 
-class PLDAccountant:
+class PLDAccountant(AttackRiskReadouts):
     """Tight (epsilon, delta) accounting with privacy loss distributions.
 
     Args:
@@ -258,6 +259,14 @@ class PLDAccountant:
 
         return accountant_tradeoff(self, alphas, self.gaussian_mu())
 
+    def _risk_profile(self, epsilons: Any) -> Any:
+        """delta at each epsilon for the attack-risk read-outs (:mod:`.risk`): the pessimistic grid read-out
+        of :meth:`delta` (the same upper bound) without its tilted refinement of deltas near the grid's
+        error floor, which only matters at false-positive rates far below those the risk grid serves."""
+        import numpy as np
+
+        return np.array([self._delta(float(e), pessimistic=True, tilt=False) for e in np.ravel(epsilons)])
+
     # ------------------------------------------------------------------ internals
     def _bounded_range(self) -> Any:
         """The exact optimal composition when every leaf is an unsampled BoundedRange of one epsilon and
@@ -305,7 +314,7 @@ class PLDAccountant:
             return min(_up(value), self._pure_epsilon())
         return round_down(value)
 
-    def _delta(self, target_epsilon: float, pessimistic: bool) -> float:
+    def _delta(self, target_epsilon: float, pessimistic: bool, tilt: bool = True) -> float:
         if not self._leaves:
             return 0.0
         exact = self._bounded_range()
@@ -315,7 +324,7 @@ class PLDAccountant:
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
-        if pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
+        if tilt and pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
             from .pld_tilted import tilted_delta
 
             value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))

@@ -42,6 +42,7 @@ from ._rdp_formulas import DEFAULT_ORDERS, poisson_general_rdp, wor_general_rdp
 from .event_tree import Leaf, flatten
 from .leaf_measures import total_rho
 from .registry import FAMILIES, relation_scale
+from .risk import AttackRiskReadouts
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "RDPCurve", "leaves_rdp"]
 
@@ -69,7 +70,7 @@ def _check(leaf: Leaf, relation: str) -> str | None:
     return None
 
 
-class RDPAccountant:
+class RDPAccountant(AttackRiskReadouts):
     """Renyi-DP accounting of event trees.
 
     Args:

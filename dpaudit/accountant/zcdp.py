@@ -38,6 +38,7 @@ from ..errors import InvalidArgument, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .event_tree import Leaf, flatten
 from .leaf_measures import rho_of_leaf
+from .risk import AttackRiskReadouts
 
 __all__ = ["ZCDPAccountant", "zcdp_epsilon", "zcdp_delta"]
 
@@ -112,7 +113,7 @@ def _check(leaf: Leaf, relation: str) -> str | None:
     return None
 
 
-class ZCDPAccountant:
+class ZCDPAccountant(AttackRiskReadouts):
     """zCDP accounting of event trees: rho adds up; (epsilon, delta) by the Canonne-Kamath-Steinke bound.
 
     Args:

@@ -40,6 +40,7 @@ from scipy.stats import norm
 
 from .._numeric import round_down
 from .._validation import check_choice, check_delta, check_flag, check_nonnegative_int, check_real
+from ..accountant import STANDARD_FPRS, tpr_lower_from_tests
 from ..accountant.curves import ProfileTradeoff, as_tradeoff, gdp_epsilon, gdp_mu_lower, gdp_tradeoff, tradeoff_from_profile
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError, UnsupportedEventError
 from ..events import PrivacyEvent
@@ -294,7 +295,16 @@ class CurveAuditResult:
         data["claim_curve"] = {"alpha": [a for a, _ in self.claim_curve], "beta": [b for _, b in self.claim_curve]}
         data["bound"] = "lower"
         data["epsilon_gaussian_assumption_note"] = "assuming a Gaussian trade-off curve (not assumption-free)"
+        data["attack_tpr_lower"] = self.attack_tpr_lower()
         return json_ready(data)
+
+    def attack_tpr_lower(self, fprs: Any = STANDARD_FPRS) -> dict[str, Any]:
+        """The audited curve in attack-risk terms: a lower bound on the true-positive rate the best
+        membership attack (on either ordering of the pair) reaches at each false-positive rate, from the
+        certified points and their mixtures (holds with the points, at ``confidence_level``)."""
+        tpr = tpr_lower_from_tests([p.alpha_upper for p in self.points], [p.beta_upper for p in self.points], fprs)
+        return {"bound": "lower (certified attack)", "confidence_level": self.confidence_level,
+                "tpr_at_fpr": [{"fpr": float(f), "tpr_lower": float(t)} for f, t in zip(np.ravel(fprs), np.ravel(tpr))]}
 
     def summary(self) -> str:
         verdict = "VIOLATED" if self.violated else "not violated"

@@ -19,6 +19,7 @@ from typing import Any
 from ..accountant import PER_STEP_THEOREMS
 from ..errors import InvalidArgument
 from ..reporting import format_number, format_table, to_json
+from .risk import add_risk_flag
 
 __all__ = ["register"]
 
@@ -39,6 +40,11 @@ def _symbolic_payload(theorems: list[str]) -> dict[str, dict[str, str]]:
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str, theorems: list[str]) -> int:
     if args.symbolic:
         payload["symbolic"] = _symbolic_payload(theorems)
+    if getattr(args, "risk", False) and "result" in payload:  # basic, advanced, optimal, amplify
+        from .risk import guarantee_risk_section
+
+        payload["risk"], line = guarantee_risk_section(payload["result"]["epsilon"], payload["result"]["delta"])
+        text += "\n" + line
     if args.json:
         print(to_json(payload))
         return 0
@@ -295,7 +301,7 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
 
 
 def _dpsgd(args: argparse.Namespace) -> int:
-    from ..accountant import dpsgd_noise_multiplier
+    from ..accountant import dpsgd_event, dpsgd_noise_multiplier
     if args.delta is not None:
         if args.target_delta is not None:
             raise InvalidArgument("delta", "give the total delta once: --target-delta (or the deprecated --delta), not both")
@@ -320,6 +326,14 @@ def _dpsgd(args: argparse.Namespace) -> int:
                 + format_table(["accountant", "noise_multiplier", "note"], [[r["accountant"], r["noise_multiplier"], r["note"]] for r in rows])
                 + "\n(noise multipliers are rounded up: with them each accountant's epsilon is at most the target)")
         payload = {"command": "dpsgd", "bound": "noise multiplier (enough noise)", "inputs": inputs, "results": rows}
+        if args.risk:
+            from .risk import risk_section
+
+            for row in rows:
+                if row["noise_multiplier"] is not None:
+                    row["risk"], line = risk_section(dpsgd_event(row["noise_multiplier"], q, steps), row["accountant"],
+                                                     relation, f" at noise multiplier {row['noise_multiplier']:.6g}")
+                    text += "\n" + line
         return _emit_plain(args, payload, text)
     sigma = args.noise_multiplier
     rows = _dpsgd_rows(sigma, q, steps, delta, relation)
@@ -333,6 +347,11 @@ def _dpsgd(args: argparse.Namespace) -> int:
         best = min(finite, key=lambda r: r["epsilon_upper"])
         payload["best"] = {"epsilon_upper": best["epsilon_upper"], "method": best["label"]}
         text += f"\ntightest sound bound: epsilon_upper = {format_number(best['epsilon_upper'], 6)} ({best['label']})"
+    if args.risk:
+        from .risk import risk_section
+
+        payload["risk"], line = risk_section(dpsgd_event(sigma, q, steps), "pld" if steps <= DPSGD_PLD_MAX_STEPS else "rdp", relation)
+        text += "\n" + line
     if args.plot:
         _dpsgd_plot(args.plot, sigma, q, steps, delta, relation)
         payload["plot"] = args.plot
@@ -376,6 +395,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-k", "--k", type=_count, default=None, help="repeat a single --epsilon k times (default 1; O(1) for any k)")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_basic)
 
     p = commands.add_parser("advanced", help="advanced composition (Dwork-Rothblum-Vadhan)")
@@ -385,6 +405,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--target-delta", type=float, default=None, help="total delta; the slack is target-delta - k * delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_advanced)
 
     p = commands.add_parser("optimal", help="exact optimal composition (Kairouz-Oh-Viswanath)")
@@ -393,6 +414,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--target-delta", type=float, required=True, help="total delta")
     p.add_argument("--delta", type=float, default=0.0, help="per-step delta (default 0)")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_optimal)
 
     p = commands.add_parser("amplify", help="amplification by subsampling")
@@ -402,6 +424,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", choices=["poisson", "without_replacement"], default="poisson")
     p.add_argument("--theorem", choices=["tight", "secrecy_of_sample", "secrecy_of_sample_one_sided"], default="tight")
     _common(p)
+    add_risk_flag(p)
     p.set_defaults(handler=_amplify)
 
     p = commands.add_parser("per-step", help="largest per-step epsilon for a total budget")
@@ -424,6 +447,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--neighbouring", choices=["add_remove", "replace_one"], default="add_remove")
     p.add_argument("--plot", metavar="FILE.png", default=None, help="also write a PNG of epsilon against steps")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    add_risk_flag(p)
     p.set_defaults(handler=_dpsgd)
 
     from .calibrate import register as register_calibrate  # `budget calibrate`: any parameter of any tree

@@ -123,9 +123,22 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
                 f"{'canaries' if row['one_run'] else 'runs'}) {state}")
     if "max_delta" in row and row.get("max_delta") is not None:
         return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5)} ({visible(row['method'])}) vs max "
-                f"{row['max_delta']:g}: {'pass' if row['passed'] else 'EXCEEDED'}")
+                f"{row['max_delta']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
     return (f"budget   {where}{name}: epsilon <= {format_number(row['epsilon_upper'], 5)} ({visible(row['method'])}) vs max "
-            f"{row['max_epsilon']:g}: {'pass' if row['passed'] else 'EXCEEDED'}")
+            f"{row['max_epsilon']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
+
+
+def _risk_text(row: dict[str, Any]) -> str:
+    """The attack-risk assertions of a budget row, e.g. '; TPR at FPR 0.01 <= 0.031 vs max 0.05'."""
+    from ..reporting import format_number
+
+    parts = []
+    for check in row.get("risk") or ():
+        if check["target"] == "max_tpr_at_fpr":
+            parts.append(f"TPR at FPR {check['fpr']:g} <= {format_number(check['tpr_upper'], 4)} vs max {check['max']:g}")
+        else:
+            parts.append(f"advantage <= {format_number(check['advantage_upper'], 4)} vs max {check['max']:g}")
+    return "".join(f"; {part}" for part in parts)
 
 
 def _summary(result: Any) -> str:

@@ -46,6 +46,8 @@ accountant = "pld"                         # or "rdp", "zcdp"
 neighbouring = "add_remove"                # or "replace_one"
 delta = 1e-5
 max_epsilon = 8.0                          # or: epsilon = 8.0 and max_delta = 1e-5
+max_tpr_at_fpr = [0.05, 0.01]              # optional (event, dpsgd): any attack's TPR at FPR 0.01 <= 0.05
+max_advantage = 0.2                        # optional (event, dpsgd): any attack's TPR - FPR <= 0.2
 ```
 """
 
@@ -53,7 +55,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +142,8 @@ class BudgetSpec:
     parameters: dict[str, Any] = field(default_factory=dict)
     timeout: float | None = None
     max_delta: float | None = None  # kind "event": delta (upper bound) at ``epsilon`` must stay within it
+    # kinds "event" and "dpsgd": attack-risk targets ("max_tpr_at_fpr": (tpr, fpr), "max_advantage"), asserted too
+    risk: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -279,6 +283,7 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
     kind = table.get("kind", default_kind) if isinstance(table, dict) else None
     keys = _BUDGET_KEYS.get(kind, {}) if isinstance(kind, str) else {}
     extra = {"max_delta"} if kind == "event" else set()
+    extra |= set(_RISK_KEYS) if kind in ("event", "dpsgd") else set()
     entry = Table(path, "budget", index, table, {"name", "kind", "max_epsilon", "timeout", *keys, *extra})
     name = entry.get("name", str)
     if kind not in _BUDGET_KEYS:
@@ -288,9 +293,31 @@ def _budget(path: str, index: int, table: Any, settings: GateSettings | None = N
         if entry.has(key) or key in _BUDGET_REQUIRED[kind]:
             parameters[key] = entry.get(key, kind_type, **rule)
     if kind == "event":
-        return _event_budget(entry, name, parameters, settings)
+        return replace(_event_budget(entry, name, parameters, settings), risk=_risk_targets(entry))
     max_epsilon = entry.get("max_epsilon", float, **EPSILON)
-    return BudgetSpec(name, kind, max_epsilon, parameters, timeout=entry_timeout(entry, settings))
+    return BudgetSpec(name, kind, max_epsilon, parameters, timeout=entry_timeout(entry, settings), risk=_risk_targets(entry))
+
+
+_RISK_KEYS = ("max_tpr_at_fpr", "max_advantage")
+
+
+def _risk_targets(entry: Table) -> dict[str, Any]:
+    """Attack-risk targets of a budget entry: ``max_tpr_at_fpr = [tpr, fpr]`` (every membership attack with
+    false-positive rate fpr has true-positive rate <= tpr; 0 < fpr < 1, fpr <= tpr < 1) and
+    ``max_advantage`` in [0, 1) (TPR - FPR of every attack)."""
+    targets: dict[str, Any] = {}
+    if entry.has("max_tpr_at_fpr"):
+        pair = entry.get("max_tpr_at_fpr", list)
+        if len(pair) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair):
+            raise entry.error("max_tpr_at_fpr", f"{pair!r} must be a pair of numbers [tpr, fpr]")
+        tpr, fpr = float(pair[0]), float(pair[1])
+        if not (0.0 < fpr < 1.0 and fpr <= tpr < 1.0):
+            raise entry.error("max_tpr_at_fpr", f"{pair!r} must be [tpr, fpr] with 0 < fpr < 1 and fpr <= tpr < 1 "
+                                                "(no attack is held below a random guess, TPR = FPR)")
+        targets["max_tpr_at_fpr"] = (tpr, fpr)
+    if entry.has("max_advantage"):
+        targets["max_advantage"] = entry.get("max_advantage", float, check=lambda v: 0.0 <= v < 1.0, rule="in [0, 1)")
+    return targets
 
 
 def _event_budget(entry: Table, name: str, parameters: dict[str, Any], settings: GateSettings | None) -> BudgetSpec:

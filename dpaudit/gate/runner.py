@@ -243,7 +243,7 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         else:
             value = accountant.epsilon(p["delta"])
             row.update({"epsilon_upper": value, "delta": p["delta"], "passed": value <= spec.max_epsilon})
-        return row
+        return _with_risk(row, spec, accountant)
     if spec.kind == "composition":
         epsilon, step_delta = p["epsilon"], p.get("step_delta", 0.0)
         if "sampling_probability" in p:
@@ -265,8 +265,29 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         accountant = accountant_type(neighbouring=p.get("neighbouring", "add_remove"))
         accountant.compose(SelfComposed(PoissonSampled(p["sampling_probability"], Gaussian(p["noise_multiplier"])), p["steps"]))
         value, method = accountant.epsilon(p["delta"]), f"{p.get('accountant', 'pld').upper()} accountant"
+        return _with_risk({"name": spec.name, "kind": spec.kind, "epsilon_upper": value, "max_epsilon": spec.max_epsilon,
+                           "delta": p["delta"], "passed": value <= spec.max_epsilon, "method": method,
+                           "parameters": dict(p)}, spec, accountant)
     return {"name": spec.name, "kind": spec.kind, "epsilon_upper": value, "max_epsilon": spec.max_epsilon,
             "delta": p["delta"], "passed": value <= spec.max_epsilon, "method": method, "parameters": dict(p)}
+
+
+def _with_risk(row: dict[str, Any], spec: BudgetSpec, accountant: Any) -> dict[str, Any]:
+    """Add the entry's attack-risk assertions (upper bounds from the accountant's curve; Kulynych et al. 2024)
+    to its row: ``risk`` lists each target, its bound and whether it holds; the entry passes only if all do."""
+    checks = []
+    if "max_tpr_at_fpr" in spec.risk:
+        tpr, fpr = spec.risk["max_tpr_at_fpr"]
+        value = float(accountant.tpr_at_fpr(fpr))
+        checks.append({"target": "max_tpr_at_fpr", "fpr": fpr, "max": tpr, "tpr_upper": value, "passed": value <= tpr})
+    if "max_advantage" in spec.risk:
+        value = accountant.advantage()
+        checks.append({"target": "max_advantage", "max": spec.risk["max_advantage"], "advantage_upper": value,
+                       "passed": value <= spec.risk["max_advantage"]})
+    if checks:
+        row["risk"] = checks
+        row["passed"] = row["passed"] and all(check["passed"] for check in checks)
+    return row
 
 
 def budget_curve(spec: BudgetSpec, points: int = 12) -> tuple[np.ndarray, dict[str, list[float]], str]:

@@ -109,6 +109,13 @@ def _sections() -> tuple[Section, ...]:
         _CONFIDENCE,
         _TIMEOUT,
     ))
+    _RISK = (
+        Key("max_tpr_at_fpr", "[tpr, fpr], 0 < fpr < 1, fpr <= tpr < 1", "no", "none",
+            "attack risk (Kulynych et al. 2024): also fail when the accountant's upper bound on any membership "
+            "attack's true-positive rate at false-positive rate fpr exceeds tpr"),
+        Key("max_advantage", "float in [0, 1)", "no", "none",
+            "attack risk: also fail when the upper bound on any attack's advantage (TPR - FPR) exceeds it"),
+    )
     common = (
         Key("name", "string", "yes", "-", "unique name of the entry"),
         Key("kind", "string", "no", "\"event\" when `event` is given, else \"composition\"",
@@ -135,6 +142,7 @@ def _sections() -> tuple[Section, ...]:
             Key("delta", "float in [0, 1)", "yes", "-", "target delta"),
             Key("accountant", "string", "no", "\"pld\"", "\"pld\" (privacy loss distributions, tight) or \"rdp\" (Renyi DP)"),
             Key("neighbouring", "string", "no", "\"add_remove\"", "\"add_remove\" or \"replace_one\""),
+            *_RISK,
         )),
         ("event", (
             Key("event", "string", "yes", "-", "any privacy event tree written as in `dpaudit.events`, e.g. "
@@ -145,6 +153,7 @@ def _sections() -> tuple[Section, ...]:
             Key("epsilon", "float >= 0", "with max_delta", "-", "the epsilon at which delta is bounded"),
             Key("max_delta", "float in [0, 1)", "one of max_epsilon/max_delta", "-",
                 "fail (exit code 1) when the accountant's upper bound on delta at `epsilon` exceeds it"),
+            *_RISK,
         )),
     ))
     score_audit = Section("score_audit", True, "An audit of a training run from the scores a training job wrote (canary "

@@ -97,7 +97,16 @@ def _budget(row: dict[str, Any]) -> tuple[str, str, list[str]]:
         details.append(f"at delta {row['delta']:g}")
     if row.get("parameters"):
         details.append("parameters: " + ", ".join(f"{k} = {v}" for k, v in row["parameters"].items()))
+    details += [risk_detail(check) for check in row.get("risk") or ()]
     return ("passed" if row["passed"] else "failed"), verdict, details
+
+
+def risk_detail(check: dict[str, Any]) -> str:
+    """One attack-risk assertion of a budget row (upper bounds on any membership attack)."""
+    state = "pass" if check["passed"] else "EXCEEDED"
+    if check["target"] == "max_tpr_at_fpr":
+        return f"attack risk {state}: TPR at FPR {check['fpr']:g} <= {_n(check['tpr_upper'], 4)} vs max {check['max']:g}"
+    return f"attack risk {state}: advantage <= {_n(check['advantage_upper'], 4)} vs max {check['max']:g}"
 
 
 def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:

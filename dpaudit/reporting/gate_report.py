@@ -14,6 +14,7 @@ from typing import Any
 
 from .._io import report_directory
 from .replay_rows import replay_markdown
+from ._entries import risk_detail
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .html_report import render_html
 from .text import file_slug, format_number, markdown_cell, to_json
@@ -103,6 +104,8 @@ def _write(result: Any, out: Path) -> None:
             lines.append(f"| {_t(row['name'])} | {_t(row['method'])} | {_cell(row['epsilon_upper'])} | {_cell(row['max_epsilon'])} | "
                          f"{_cell(row['delta'])} | {'pass' if row['passed'] else 'EXCEEDED'} |")
         lines.append("")
+        risks = [(row["name"], check) for row in result.budgets if not row.get("error") for check in row.get("risk") or ()]
+        lines += [f"- {name}: {risk_detail(check)}" for name, check in risks] + ([""] if risks else [])
     score_rows = getattr(result, "score_audits", None) or []
     if score_rows:
         lines += ["## Score audits (training runs)", "",
