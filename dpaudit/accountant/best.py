@@ -3,10 +3,13 @@
 Each candidate is an upper bound on the same quantity (the smallest epsilon with the tree
 (epsilon, target_delta)-DP under the neighbouring relation), so their minimum is one too:
 
-* ``pld``: the pessimistic (connect-the-dots) PLD read out directly (:class:`PLDAccountant`);
+* ``pld``: :meth:`PLDAccountant.epsilon` itself, every path it takes (the pessimistic connect-the-dots PLD,
+  the exact optimal composition of bounded-range mechanisms, its tilted read-out at small delta, basic
+  composition of pure and (epsilon, delta) steps);
 * ``pld_tilted``: the same composed PLD read out by exponential tilting with the tails beyond the grid
   bounded analytically (:mod:`.pld_tilted`), finite and tight down to delta = 1e-30;
-* ``pure``: basic composition when every leaf is pure DP (the order-infinity bound);
+* ``pure``: basic composition when every leaf is pure DP or (epsilon, delta)-DP with the summed delta within
+  the target (the order-infinity bound);
 * ``rdp``: the Renyi-DP accountant with the Canonne-Kamath-Steinke conversion (when it supports the tree);
 * ``gdp``: the exact mu-GDP curve when the tree is a composition of unsampled Gaussians (Dong, Roth &
   Su 2022).
@@ -15,7 +18,7 @@ Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
     >>> best = epsilon_upper(SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 100), 1e-20)
     >>> best.method, round(best.epsilon, 2)
-    ('pld_tilted', 5.06)
+    ('pld', 5.06)
 """
 
 from __future__ import annotations
@@ -78,15 +81,14 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
     pld = PLDAccountant(neighbouring).compose(event)
     candidates: dict[str, float] = {}
     if "pure" in methods:
-        candidates["pure"] = pld._pure_epsilon()
+        candidates["pure"] = pld._pure_epsilon(target_delta)
     if "gdp" in methods:
         mu = pld.gaussian_mu()
         if mu is not None:
             candidates["gdp"] = float(gdp_epsilon(mu, target_delta)) if target_delta > 0 else math.inf
     if target_delta > 0 and pld.leaves and ("pld" in methods or "pld_tilted" in methods):
-        if "pld" in methods:
-            remove, add = pld._plds(True)
-            candidates["pld"] = _up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
+        if "pld" in methods:  # every path the accountant takes (exact bounded-range optimum, tilting, ...)
+            candidates["pld"] = pld.epsilon(target_delta)
         if "pld_tilted" in methods:
             from .pld_tilted import tilted_epsilon
 

@@ -59,7 +59,7 @@ from ..errors import UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
-from .leaf_measures import pure_epsilon, total_rho
+from .leaf_measures import basic_composition, total_rho
 from .leaf_plds import compose_leaves, leaf_loss_moments
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
@@ -280,11 +280,10 @@ class PLDAccountant:
         exact = self._bounded_range()
         if exact is not None:
             if pessimistic:
-                return min(exact.epsilon(target_delta), self._pure_epsilon())
+                return min(exact.epsilon(target_delta), self._pure_epsilon(target_delta))
             return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
-            pure = self._pure_epsilon()
-            return pure
+            return self._pure_epsilon()
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -302,7 +301,7 @@ class PLDAccountant:
             tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
             value = min(value, tilted) if pessimistic else max(value, tilted)
         if pessimistic:
-            return min(_up(value), self._pure_epsilon())
+            return min(_up(value), self._pure_epsilon(target_delta))
         return round_down(value)
 
     def _delta(self, target_epsilon: float, pessimistic: bool) -> float:
@@ -311,7 +310,8 @@ class PLDAccountant:
         exact = self._bounded_range()
         if exact is not None:
             return exact.delta(target_epsilon) if pessimistic else exact.delta_lower(target_epsilon)
-        if pessimistic and target_epsilon >= self._pure_epsilon():
+        basic_delta = self._basic_delta(target_epsilon) if pessimistic else 1.0
+        if basic_delta == 0.0:
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
@@ -319,20 +319,23 @@ class PLDAccountant:
             from .pld_tilted import tilted_delta
 
             value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
-        return min(1.0, _up(value)) if pessimistic else round_down(value)
+        return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
-    def _pure_epsilon(self) -> float:
-        """Basic composition when every leaf is unsampled and has a pure-DP level (randomized response,
-        Laplace, ...; else inf); Laplace with scale b is (sensitivity / b)-DP."""
-        total = Fraction(0)
-        for leaf, count in self._leaves.items():
-            if leaf.sampling is not None:
-                return math.inf
-            level = pure_epsilon(leaf, self.neighbouring)
-            if not math.isfinite(level):
-                return math.inf
-            total += count * Fraction(level)
-        return fraction_up(total)
+    def _basic_delta(self, target_epsilon: float) -> float:
+        """Basic composition's delta (rounded up) when its summed epsilon is within ``target_epsilon``, else 1."""
+        levels = basic_composition(self._leaves, self.neighbouring)
+        if levels is None or levels[0] > Fraction(target_epsilon):
+            return 1.0
+        return min(1.0, fraction_up(levels[1]))
+
+    def _pure_epsilon(self, target_delta: float = 0.0) -> float:
+        """Basic composition when every leaf is unsampled and has a pure-DP or (epsilon, delta) level
+        (randomized response, Laplace, ApproxDP, ...): the summed epsilon when the summed delta is within
+        ``target_delta``, else inf; Laplace with scale b is (sensitivity / b)-DP."""
+        levels = basic_composition(self._leaves, self.neighbouring)
+        if levels is None or levels[1] > Fraction(target_delta):
+            return math.inf
+        return fraction_up(levels[0])
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
         key = pessimistic if refinement == 0 else (pessimistic, refinement)

@@ -64,6 +64,8 @@ class Family:
             None (then composed by FFT).
         group: (leaf, k) -> the leaf of a k-fold group change (needed for sampling with replacement).
         sampled_lower_side: its sampled optimistic pair may stand for a sampled sub-tree's lower side.
+        approx_level: (leaf, scale) -> the (epsilon, delta) guarantee of one unsampled run with delta > 0,
+            for basic composition (None: only its pure level, ``pure_epsilon``, is used there).
     """
 
     name: str
@@ -84,6 +86,7 @@ class Family:
     exact_power: Callable[[Leaf, int, float, bool], Any] | None = None
     group: Callable[[Leaf, int], Leaf] | None = None
     sampled_lower_side: bool = False
+    approx_level: Callable[[Leaf, float], tuple[float, float]] | None = None
 
 
 class Registry:
