@@ -65,10 +65,10 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
 
     Raises:
         UnsupportedEventError: when the PLD accountant (which supports every event the others do)
-            cannot account for the tree.
+            cannot account for the tree. A tree it supports but whose grid it refuses to build (too many
+            cells, losses beyond the float range) is bounded by the other candidates (RDP, pure).
     """
     from ..errors import InvalidArgument, UnsupportedEventError
-    from .curves import gdp_epsilon
     from .pld import PLDAccountant, _merged, _up
     from .rdp import RDPAccountant
 
@@ -84,16 +84,20 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
         candidates["pure"] = pld._pure_epsilon(target_delta)
     if "gdp" in methods:
         mu = pld.gaussian_mu()
-        if mu is not None:
-            candidates["gdp"] = float(gdp_epsilon(mu, target_delta)) if target_delta > 0 else math.inf
+        if mu is not None:  # the PLD accountant reads exactly this curve (any mu, overflow handled)
+            candidates["gdp"] = pld.epsilon(target_delta) if target_delta > 0 else math.inf
     if target_delta > 0 and pld.leaves and ("pld" in methods or "pld_tilted" in methods):
-        if "pld" in methods:  # every path the accountant takes (exact bounded-range optimum, tilting, ...)
-            candidates["pld"] = pld.epsilon(target_delta)
-        if "pld_tilted" in methods:
-            from .pld_tilted import tilted_epsilon
+        try:  # a grid too large to build is refused (UnsupportedEventError): the other candidates remain
+            if "pld" in methods:  # every path the accountant takes (exact bounded-range optimum, tilting, ...)
+                candidates["pld"] = pld.epsilon(target_delta)
+            if "pld_tilted" in methods and pld.gaussian_mu() is None:  # exact GDP needs no tilted grid
+                from .pld_tilted import tilted_epsilon
 
-            candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
-                                                               target_delta))
+                pld._check_cells(pld.tilt_step(True))
+                candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
+                                                                   target_delta))
+        except (UnsupportedEventError, OverflowError, MemoryError):
+            pass
     if not pld.leaves:
         candidates = {name: 0.0 for name in methods}
     if "rdp" in methods:
