@@ -176,8 +176,9 @@ def report(grid: list[dict], fuzz: list[dict]) -> str:
                   f"- lower end above RDP's upper bound (unsound): {sum(not r['sound'] for r in fuzz)};",
                   f"- sampled trees with the interval's lower end more than 5% below the upper: "
                   f"{sum(r['gap'] > 0.05 for r in sampled)} of {len(sampled)} (worst {max((r['gap'] for r in sampled), default=0):.2%}).",
-                  "", "Lower end of a Poisson-sampled sub-tree (add/remove): the optimistic PLD of the inner composed tree, "
-                  "mixed as the sampled mechanism's pair (a post-processing of the attained pair)."]
+                  "", "Lower end of a sampled sub-tree: the optimistic PLD of its sampled component with the largest mean "
+                  "loss (dropping the other outputs is a post-processing); a Poisson-sampled Poisson component is one "
+                  "Poisson sample at the product of the rates."]
     return "\n".join(lines) + "\n"
 
 

@@ -97,7 +97,7 @@ _MAX_LOWER_CELLS = 2**22
 #: 2^25 cells is 256 MB; the FFTs hold a few): beyond it the accountant refuses before allocating.
 MAX_CELLS = 2**25
 _MAX_LEAF_CELLS = 2**17
-_MAX_INNER_CELLS = 2**20  # the inner composed tree of a sampled sub-tree (its losses span far more than the outer's)
+_MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its losses span far more than the outer's)
 _MIN_STEP = 1e-7
 _MAX_FINE_LEVELS = 6
 _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most this many times (_screened_epsilon)
@@ -521,7 +521,7 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     Upper bound: the final grid has about 250 cells per standard deviation and the leaves are discretised
     2^r times finer, between a quarter and a half of the one-grid step (``GridPLD.self_compose``
     coarsens them while composing). No leaf gets more than 2^17 cells, and the inner composed tree of a
-    sampled sub-tree (built on the same grid) no more than 2^20: nested sampling is planned in bounded
+    sampled sub-tree (built on the same grid) no more than 2^18: nested sampling is planned in bounded
     time and memory, at the price of a coarser grid. Randomized-response and Laplace
     atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
     ones too). The one-grid step is also the grid of the exponentially tilted read-out (``.pld_tilted``)."""

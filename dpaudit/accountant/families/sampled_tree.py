@@ -106,14 +106,6 @@ def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tup
     if leaf.sampling == "wr":
         return _with_replacement(leaf, step, pessimistic)
     if not pessimistic:
-        if leaf.sampling == "poisson" and relation == "add_remove" and all(
-                sub.kind != "tree" and sub.sampling in (None, "poisson") and FAMILIES.of_kind(sub.kind).sampled_lower_side
-                for sub in inner):
-            # the sampled mechanism's pair is a function of the inner composed pair (mixture (1-q) Q + q P);
-            # the optimistic inner PLD is a post-processing of that (attained) pair, so mixing it is one of
-            # the sampled pair: a lower bound on the whole sub-tree, every component included
-            remove, _ = compose_leaves(inner, "add_remove", step, False)
-            return (subsampled_pair(remove, q, "remove", False), subsampled_pair(remove, q, "add", False))
         return _tree_lower(inner, leaf, relation, step)
     if leaf.sampling == "poisson" and relation == "add_remove":
         remove, _ = compose_leaves(inner, "add_remove", step, pessimistic)
