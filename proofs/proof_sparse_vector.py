@@ -122,8 +122,9 @@ def test_theorem5_budget_delta_positive_is_corollary6():
 
 
 def test_theorem5_code_admits_exactly_what_theorem2_certifies():
-    """For delta > 0 the code admits (epsilon, c, delta) iff Theorem 2 (exact closed form, up to the code's
-    1e-12 float tolerance) composes both parts within their budgets; it then uses the scales above."""
+    """For delta > 0 the code admits (epsilon, c, delta) iff the composition bound (Theorem 2's exact closed
+    form capped by basic composition, the code's symbolic("advanced"), up to its 1e-12 float tolerance)
+    composes both parts within their budgets; it then uses the scales above."""
     admitted = refused = 0
     for epsilon, cutoff, slack in itertools.product([0.05, 1.0, 3.0, 10.0, 40.0], [1, 4, 30], [1e-9, 1e-3, 0.2]):
         values = {eps: exact_float(epsilon), c: cutoff, delta: exact_float(slack)}
@@ -143,7 +144,7 @@ def test_theorem5_code_admits_exactly_what_theorem2_certifies():
         assert all(sign(x - Q_TOL * exact_float(epsilon)) <= 0 for x in excess)
         assert rel_close(mechanism.threshold_scale, sigma(EPS1, True).subs(values), 1e-14)
         assert rel_close(mechanism.answer_scale, sigma(EPS2, True).subs(values), 1e-14)
-    assert admitted > 10 and refused > 3
+    assert admitted > 10 and refused > 1  # both branches exercised
 
 
 Q_TOL = sp.Rational(1, 10**12)

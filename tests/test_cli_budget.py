@@ -210,3 +210,21 @@ def test_the_readme_budget_examples_run_without_deprecation_notes(capsys):
         code, out, err = run(capsys, *shlex.split(command)[1:])
         assert code == 0, (line, err)
         assert out and "deprecated" not in err, line
+
+
+@pytest.mark.parametrize(("argv", "name"), [
+    (["dpsgd", "--target-epsilon", "-1", "--sampling-probability", "0.01", "--steps", "10", "--target-delta", "1e-5"], "target_epsilon"),
+    (["dpsgd", "--target-epsilon", "inf", "--sampling-probability", "0.01", "--steps", "10", "--target-delta", "1e-5"], "target_epsilon"),
+    (["dpsgd", "--target-epsilon", "1", "--sampling-probability", "1.5", "--steps", "10", "--target-delta", "1e-5"], "sampling_probability"),
+    (["dpsgd", "--target-epsilon", "1", "--sampling-probability", "0.01", "--steps", "10", "--target-delta", "1.5"], "target_delta"),
+    (["dpsgd", "--noise-multiplier", "1", "--sampling-probability", "0.01", "--steps", "0", "--target-delta", "1e-5"], "steps"),
+    (["per-step", "--target-epsilon", "-1", "--target-delta", "1e-5", "-k", "10"], "target_epsilon"),
+    (["per-step", "--target-epsilon", "1", "--target-delta", "2", "-k", "10"], "target_delta"),
+    (["per-step", "--target-epsilon", "1", "--target-delta", "1e-5", "-k", "0"], "k"),
+    (["per-step", "--target-epsilon", "1", "--target-delta", "1e-5", "-k", "10", "--sampling-probability", "2"], "sampling_probability"),
+])
+def test_out_of_domain_numbers_exit_2_naming_the_argument(capsys, argv, name):
+    code, out, err = run(capsys, "budget", *argv)
+    assert code == 2
+    assert name in err and "Traceback" not in err
+    assert out == ""

@@ -43,7 +43,8 @@ _SERIES_CUTOFF = -30.0
 
 
 def gaussian_rdp(orders: np.ndarray, mu: float) -> np.ndarray:
-    return orders * mu * mu / 2.0
+    with np.errstate(over="ignore"):  # mu^2 beyond the float range: +inf, an upper bound
+        return orders * mu * mu / 2.0
 
 
 def laplace_rdp(orders: np.ndarray, d: float) -> np.ndarray:

@@ -3,10 +3,13 @@
 Each candidate is an upper bound on the same quantity (the smallest epsilon with the tree
 (epsilon, target_delta)-DP under the neighbouring relation), so their minimum is one too:
 
-* ``pld``: the pessimistic (connect-the-dots) PLD read out directly (:class:`PLDAccountant`);
+* ``pld``: :meth:`PLDAccountant.epsilon` itself, every path it takes (the pessimistic connect-the-dots PLD,
+  the exact optimal composition of bounded-range mechanisms, its tilted read-out at small delta, basic
+  composition of pure and (epsilon, delta) steps);
 * ``pld_tilted``: the same composed PLD read out by exponential tilting with the tails beyond the grid
   bounded analytically (:mod:`.pld_tilted`), finite and tight down to delta = 1e-30;
-* ``pure``: basic composition when every leaf is pure DP (the order-infinity bound);
+* ``pure``: basic composition when every leaf is pure DP or (epsilon, delta)-DP with the summed delta within
+  the target (the order-infinity bound);
 * ``rdp``: the Renyi-DP accountant with the Canonne-Kamath-Steinke conversion (when it supports the tree);
 * ``gdp``: the exact mu-GDP curve when the tree is a composition of unsampled Gaussians (Dong, Roth &
   Su 2022).
@@ -15,7 +18,7 @@ Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
     >>> best = epsilon_upper(SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 100), 1e-20)
     >>> best.method, round(best.epsilon, 2)
-    ('pld_tilted', 5.06)
+    ('pld', 5.06)
 """
 
 from __future__ import annotations
@@ -62,10 +65,10 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
 
     Raises:
         UnsupportedEventError: when the PLD accountant (which supports every event the others do)
-            cannot account for the tree.
+            cannot account for the tree. A tree it supports but whose grid it refuses to build (too many
+            cells, losses beyond the float range) is bounded by the other candidates (RDP, pure).
     """
     from ..errors import InvalidArgument, UnsupportedEventError
-    from .curves import gdp_epsilon
     from .pld import PLDAccountant, _merged, _up
     from .rdp import RDPAccountant
 
@@ -78,20 +81,23 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
     pld = PLDAccountant(neighbouring).compose(event)
     candidates: dict[str, float] = {}
     if "pure" in methods:
-        candidates["pure"] = pld._pure_epsilon()
+        candidates["pure"] = pld._pure_epsilon(target_delta)
     if "gdp" in methods:
         mu = pld.gaussian_mu()
-        if mu is not None:
-            candidates["gdp"] = float(gdp_epsilon(mu, target_delta)) if target_delta > 0 else math.inf
+        if mu is not None:  # the PLD accountant reads exactly this curve (any mu, overflow handled)
+            candidates["gdp"] = pld.epsilon(target_delta) if target_delta > 0 else math.inf
     if target_delta > 0 and pld.leaves and ("pld" in methods or "pld_tilted" in methods):
-        if "pld" in methods:
-            remove, add = pld._plds(True)
-            candidates["pld"] = _up(max(remove.epsilon(target_delta), add.epsilon(target_delta)))
-        if "pld_tilted" in methods:
-            from .pld_tilted import tilted_epsilon
+        try:  # a grid too large to build is refused (UnsupportedEventError): the other candidates remain
+            if "pld" in methods:  # every path the accountant takes (exact bounded-range optimum, tilting, ...)
+                candidates["pld"] = pld.epsilon(target_delta)
+            if "pld_tilted" in methods and pld.gaussian_mu() is None:  # exact GDP needs no tilted grid
+                from .pld_tilted import tilted_epsilon
 
-            candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
-                                                               target_delta))
+                pld._check_cells(pld.tilt_step(True))
+                candidates["pld_tilted"] = _up(tilted_epsilon(_merged(pld._leaves), neighbouring, pld.tilt_step(True),
+                                                                   target_delta))
+        except (UnsupportedEventError, OverflowError, MemoryError):
+            pass
     if not pld.leaves:
         candidates = {name: 0.0 for name in methods}
     if "rdp" in methods:

@@ -154,10 +154,14 @@ def _advanced_epsilon(epsilon: float, k: int, delta_slack: float) -> float:
 
 
 def advanced(epsilon: float, k: int, delta_slack: float, delta: float = 0.0) -> Guarantee:
-    """Advanced composition (Dwork, Rothblum & Vadhan 2010; Theorem 2 of the net-mechanism lecture).
+    """Advanced composition (Dwork, Rothblum & Vadhan 2010; Theorem 2 of the net-mechanism lecture),
+    never looser than basic composition.
 
     The k-fold adaptive composition of (epsilon, delta)-DP mechanisms is (epsilon_total, k*delta +
     delta_slack)-DP with epsilon_total = sqrt(2k ln(1/delta_slack)) * epsilon + k*epsilon*(e^epsilon - 1).
+    Basic composition (Dwork & Roth 2014, Thm 3.16) gives (k*epsilon, k*delta), and k*delta is below the
+    returned delta, so epsilon_total is the smaller of the two theorems' epsilons: for large epsilon
+    (e.g. epsilon = 1000, where e^epsilon overflows every float) basic composition decides it.
 
     Example:
         >>> round(advanced(0.1, 100, 1e-5).epsilon, 4)
@@ -170,7 +174,7 @@ def advanced(epsilon: float, k: int, delta_slack: float, delta: float = 0.0) -> 
         raise InvalidArgument("delta_slack", "delta_slack=0.0 must be > 0 (advanced composition needs a slack)")
     delta = check_delta(delta, "delta")
     delta_total = fraction_up(k * Fraction(delta) + Fraction(delta_slack))
-    return Guarantee(_advanced_epsilon(epsilon, k, delta_slack), min(1.0, delta_total))
+    return Guarantee(min(_advanced_epsilon(epsilon, k, delta_slack), _multiple_up(epsilon, k)), min(1.0, delta_total))
 
 
 _SCHEME_RELATION = {"poisson": "add_remove", "without_replacement": "replace_one"}

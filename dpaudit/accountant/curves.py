@@ -30,11 +30,13 @@ bounds (rounded down).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .._numeric import round_up
 from .._validation import check_real
 from ..errors import InvalidArgument
 from ..tradeoff import ProfileTradeoff, _array, guarantee_profile, guarantee_tradeoff, tradeoff_from_profile
@@ -42,6 +44,8 @@ from ..tradeoff import ProfileTradeoff, _array, guarantee_profile, guarantee_tra
 __all__ = [
     "gdp_delta",
     "gdp_epsilon",
+    "gdp_epsilon_lower",
+    "gdp_delta_lower",
     "gdp_tradeoff",
     "gdp_mu_lower",
     "guarantee_profile",
@@ -74,18 +78,30 @@ def _gdp_delta_up(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
     no catastrophic cancellation beyond the error of x), and moved up by a bound on the float error of
     x and la: 16 u (1 + a^2 + b^2 + |eps| + |la| + |lb|) (d/da log Phi(a) <= |a| + 1).
     """
+    return _gdp_delta_bound(mu, eps, upper=True)
+
+
+def _gdp_delta_down(mu: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """Lower bound on the mu-GDP delta(eps): :func:`_gdp_delta_up` with the float errors moved down."""
+    return _gdp_delta_bound(mu, eps, upper=False)
+
+
+def _gdp_delta_bound(mu: np.ndarray, eps: np.ndarray, upper: bool) -> np.ndarray:
     from scipy.special import log_ndtr
 
+    sign = 1.0 if upper else -1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = -eps / mu + mu / 2.0
         b = -eps / mu - mu / 2.0
         la, lb = log_ndtr(a), log_ndtr(b)
         x = np.minimum(eps + lb - la, 0.0)
         err = 16.0 * _U * (1.0 + a * a + b * b + np.abs(eps) + np.abs(la) + np.abs(lb))
-        x_low = x - err
-        value = np.exp(la + err) * -np.expm1(x_low) * (1.0 + 16.0 * _U)
-    value = np.where(np.isfinite(value), value, 1.0)
-    return np.clip(np.maximum(value, _TINY), 0.0, 1.0)
+        x_moved = np.minimum(x - sign * err, 0.0)
+        value = np.exp(la + sign * err) * -np.expm1(x_moved) * (1.0 + sign * 16.0 * _U)
+    if upper:
+        value = np.where(np.isfinite(value), value, 1.0)
+        return np.clip(np.maximum(value, _TINY), 0.0, 1.0)
+    return np.clip(np.where(np.isfinite(value), value, 0.0), 0.0, 1.0)
 
 
 def gdp_delta(mu: Any, epsilon: Any) -> Any:
@@ -150,6 +166,41 @@ def gdp_epsilon(mu: Any, delta: Any) -> Any:
     return _out(result.reshape(np.broadcast(mu_arr, delta_arr).shape), scalar)
 
 
+def gdp_epsilon_lower(mu: float, delta: float) -> float:
+    """A lower bound on the smallest epsilon with mu-GDP implying (epsilon, delta)-DP (the exact inverse
+    of the Gaussian curve, Dong, Roth & Su 2022, Cor. 2.13): the largest epsilon found whose rounded-down
+    delta still exceeds ``delta`` (bisection), 0 if none; the largest float when mu^2 overflows (the
+    exact value, about mu^2 / 2, is beyond the float range)."""
+    if mu <= 0.0 or delta >= 1.0:
+        return 0.0
+    if not math.isfinite(mu * mu):
+        return sys.float_info.max
+    m = np.array([mu])
+    if delta <= 0.0:
+        return math.inf
+    if _gdp_delta_down(m, np.zeros(1))[0] <= delta:
+        return 0.0
+    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
+    while _gdp_delta_down(m, np.array([hi]))[0] > delta and math.isfinite(hi):
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _gdp_delta_down(m, np.array([mid]))[0] > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 4 * math.ulp(hi):
+            break
+    return lo
+
+
+def gdp_delta_lower(mu: float, epsilon: float) -> float:
+    """A lower bound on delta(epsilon) of mu-GDP (rounded down)."""
+    if mu <= 0.0 or not math.isfinite(epsilon):
+        return 0.0
+    return float(_gdp_delta_down(np.array([mu]), np.array([float(epsilon)]))[0])
+
+
 def gdp_tradeoff(mu: float, alphas: Any) -> np.ndarray:
     """G_mu(alpha) = Phi(Phi^-1(1 - alpha) - mu), the trade-off function of mu-GDP, rounded down.
 
@@ -193,13 +244,18 @@ def gaussian_mu(leaves: dict, neighbouring: str) -> float | None:
     is doubled."""
     if not leaves:
         return None
-    total = 0.0
     scale = 2.0 if neighbouring == "replace_one" else 1.0
-    for leaf, count in leaves.items():
+    for leaf in leaves:
         if getattr(leaf, "kind", None) != "gaussian" or getattr(leaf, "sampling", None) is not None:
             return None
-        total += count * (scale * leaf.param) ** 2
-    return math.sqrt(total)
+    total = 0.0
+    for leaf, count in leaves.items():
+        total += count * (scale * leaf.param) ** 2 if scale * leaf.param < 1e150 else math.inf
+    if math.isfinite(total):
+        return math.sqrt(total)
+    largest = max(scale * leaf.param for leaf in leaves)  # normalised: mu^2 beyond the float range
+    total = math.fsum(count * (scale * leaf.param / largest) ** 2 for leaf, count in leaves.items())
+    return round_up(largest * math.sqrt(total), ulps=4 + len(leaves))
 
 
 #: The profile grid ends where delta falls to this value: beyond it the lines 1 - delta - e^eps alpha only

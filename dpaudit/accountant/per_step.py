@@ -107,7 +107,8 @@ def per_step_epsilon(
         target_epsilon: total epsilon allowed, >= 0.
         target_delta: total delta allowed, in [0, 1). For "advanced" all of it is the slack delta'.
         k: number of steps.
-        theorem: "basic" (target/k), "advanced" (inverts Dwork-Rothblum-Vadhan exactly),
+        theorem: "basic" (target/k), "advanced" (inverts :func:`.closed_form.advanced` exactly: the larger
+            of the Dwork-Rothblum-Vadhan inverse and target/k),
             "advanced_simplified" (the lecture's epsilon/sqrt(8k ln(1/delta)), refused beyond
             :func:`simplified_per_step_limit`), or "optimal"
             (inverts the exact optimal composition of Kairouz-Oh-Viswanath).
@@ -136,9 +137,9 @@ def per_step_epsilon(
     if theorem == "basic":
         step = fraction_down(Fraction(target_epsilon) / k)
     elif theorem == "advanced":
-        step = _largest_feasible(
+        step = max(_largest_feasible(
             lambda x: _advanced_epsilon(x, k, target_delta), target_epsilon, target_epsilon / math.sqrt(2 * k * -math.log(target_delta))
-        )
+        ), fraction_down(Fraction(target_epsilon) / k))  # advanced() is never looser than basic composition
     elif theorem == "advanced_simplified":
         step = _simplified_per_step(target_epsilon, target_delta, k)
     else:

@@ -37,7 +37,15 @@ composition (Dong, Durfee & Rogers 2020) is computed instead (:mod:`.bounded_ran
 certified; ``epsilon``/``delta`` return its upper end and the intervals bracket the optimum itself.
 
 Exact Gaussian compositions are merged before discretising (k Gaussians with noise multipliers s_i
-compose exactly to one with 1/s^2 = sum 1/s_i^2; Dong, Roth & Su 2022).
+compose exactly to one with 1/s^2 = sum 1/s_i^2; Dong, Roth & Su 2022). A composition of unsampled
+Gaussians alone is exactly mu-GDP (mu = sqrt(sum 1/s_i^2); Dong, Roth & Su 2022, Cor. 3.3): it is read off
+the Gaussian curve without a grid (Cor. 2.13, both ends rounded outward), for any number of steps and any
+noise (``SelfComposed(Gaussian(1.0), 10**15)``, ``Gaussian(1e-300)``).
+
+Size: a grid that would need more than :data:`MAX_CELLS` cells (a tiny fixed ``discretisation_interval``,
+a nested sampled tree whose inner losses span far more than the outer grid's resolution) is refused with
+:class:`~dpaudit.errors.UnsupportedEventError` naming the cause and the alternative (``RDPAccountant``)
+before anything is allocated.
 
 Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
@@ -59,16 +67,16 @@ from ..errors import UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
-from .leaf_measures import pure_epsilon, total_rho
+from .leaf_measures import basic_composition, total_rho
 from .leaf_plds import compose_leaves, leaf_loss_moments
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
-from .rdp import leaves_rdp
+from .rdp import leaves_epsilon, leaves_rdp
 from .risk import AttackRiskReadouts
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
-           "INTERVAL_GAP", "MAX_REFINEMENTS", "compose_leaves", "plan_grid"]
+           "INTERVAL_GAP", "MAX_REFINEMENTS", "MAX_CELLS", "compose_leaves", "plan_grid"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
 #: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
@@ -86,7 +94,11 @@ INTERVAL_GAP = 0.005
 #: At most this many halvings of the lower end's grid (each doubles its cost).
 MAX_REFINEMENTS = 4
 _MAX_LOWER_CELLS = 2**22
+#: Largest grid (cells) one leaf or a sampled sub-tree's inner composition may need (a float64 array of
+#: 2^25 cells is 256 MB; the FFTs hold a few): beyond it the accountant refuses before allocating.
+MAX_CELLS = 2**25
 _MAX_LEAF_CELLS = 2**17
+_MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its losses span far more than the outer's)
 _MIN_STEP = 1e-7
 _MAX_FINE_LEVELS = 6
 _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most this many times (_screened_epsilon)
@@ -149,10 +161,13 @@ class PLDAccountant(AttackRiskReadouts):
 
     def step(self, pessimistic: bool = True) -> float:
         """The grid step in use for the upper (or lower) bound, chosen from the composed events
-        unless fixed."""
+        unless fixed; 0.0 when no grid is used (compositions of unsampled Gaussians are read off the exact
+        mu-GDP curve, Dong, Roth & Su 2022, Cor. 3.3)."""
         exact = self._bounded_range()
         if exact is not None:
             return exact.step
+        if self._leaves and self._gdp() is not None:
+            return 0.0  # exactly mu-GDP: no grid
         if self.discretisation_interval is not None:
             return self.discretisation_interval
         return self._plan(pessimistic)[0]
@@ -170,7 +185,7 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _leaf_factor(self, pessimistic: bool = True) -> int:
         """How many times finer than :meth:`step` the leaves are discretised (1 on a fixed grid)."""
-        if self.discretisation_interval is not None or self._bounded_range() is not None:
+        if self.discretisation_interval is not None or self._bounded_range() is not None or self._gdp() is not None:
             return 1
         return self._plan(pessimistic)[1]
 
@@ -184,12 +199,14 @@ class PLDAccountant(AttackRiskReadouts):
     def epsilon(self, target_delta: float) -> float:
         """Upper bound on the smallest epsilon with the composition (epsilon, target_delta)-DP."""
         target_delta = check_delta(target_delta, "target_delta")
-        return self._epsilon(target_delta, pessimistic=True)
+        with _bounded_size(self):
+            return self._epsilon(target_delta, pessimistic=True)
 
     def delta(self, target_epsilon: float) -> float:
         """Upper bound on the smallest delta with the composition (target_epsilon, delta)-DP."""
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-        return self._delta(target_epsilon, pessimistic=True)
+        with _bounded_size(self):
+            return self._delta(target_epsilon, pessimistic=True)
 
     def epsilon_interval(self, target_delta: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact epsilon of the composed worst-case pairs.
@@ -200,6 +217,10 @@ class PLDAccountant(AttackRiskReadouts):
         where the loss accumulates (subsampled mechanisms), so long compositions need a finer lower grid.
         The grid widths used are in :meth:`interval_grids`."""
         target_delta = check_delta(target_delta, "target_delta")
+        with _bounded_size(self):
+            return self._epsilon_interval(target_delta)
+
+    def _epsilon_interval(self, target_delta: float) -> tuple[float, float]:
         upper = self._epsilon(target_delta, pessimistic=True)
         lower = self._epsilon(target_delta, pessimistic=False)
         refinement = 0
@@ -224,8 +245,9 @@ class PLDAccountant(AttackRiskReadouts):
     def delta_interval(self, target_epsilon: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact delta at ``target_epsilon``."""
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-        lower = self._delta(target_epsilon, pessimistic=False)
-        upper = self._delta(target_epsilon, pessimistic=True)
+        with _bounded_size(self):
+            lower = self._delta(target_epsilon, pessimistic=False)
+            upper = self._delta(target_epsilon, pessimistic=True)
         return min(lower, upper), upper
 
     def to_dict(self, target_delta: float) -> dict[str, Any]:
@@ -283,17 +305,29 @@ class PLDAccountant(AttackRiskReadouts):
                         self._cache["br"] = bounded_range_composition(leaf.param, count, cells)
         return self._cache["br"]
 
+    def _gdp(self) -> float | None:
+        """mu when the composition is exactly mu-GDP (unsampled Gaussians only), cached; else None."""
+        if "mu" not in self._cache:
+            self._cache["mu"] = self.gaussian_mu()
+        return self._cache["mu"]
+
     def _epsilon(self, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
         if not self._leaves:
             return 0.0
+        mu = self._gdp()
+        if mu is not None:  # exactly mu-GDP: the Gaussian curve itself, any number of steps and any mu
+            from .curves import gdp_epsilon, gdp_epsilon_lower
+
+            if not pessimistic:
+                return gdp_epsilon_lower(mu, target_delta)
+            return math.inf if not math.isfinite(mu * mu) or target_delta == 0.0 else float(gdp_epsilon(mu, target_delta))
         exact = self._bounded_range()
         if exact is not None:
             if pessimistic:
-                return min(exact.epsilon(target_delta), self._pure_epsilon())
+                return min(exact.epsilon(target_delta), self._pure_epsilon(target_delta))
             return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
-            pure = self._pure_epsilon()
-            return pure
+            return self._pure_epsilon()
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -311,16 +345,35 @@ class PLDAccountant(AttackRiskReadouts):
             tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
             value = min(value, tilted) if pessimistic else max(value, tilted)
         if pessimistic:
-            return min(_up(value), self._pure_epsilon())
+            return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
         return round_down(value)
+
+    def _rdp_epsilon(self, target_delta: float) -> float:
+        """The RDP accountant's bound on the same leaves when some sampled leaf's PLD pair is known to be
+        looser than it (its family's ``sampled_pld_loose``: sampled zCDP), else inf; both are upper bounds
+        on the same epsilon, so their minimum is one too."""
+        if not any(leaf.sampling is not None and FAMILIES.of_kind(leaf.kind).sampled_pld_loose
+                   for leaf in self._leaves):
+            return math.inf
+        if ("rdp", target_delta) not in self._cache:
+            self._cache[("rdp", target_delta)] = leaves_epsilon(self._leaves, self.neighbouring, target_delta)
+        return self._cache[("rdp", target_delta)]
 
     def _delta(self, target_epsilon: float, pessimistic: bool, tilt: bool = True) -> float:
         if not self._leaves:
             return 0.0
+        mu = self._gdp()
+        if mu is not None:
+            from .curves import gdp_delta, gdp_delta_lower
+
+            if not math.isfinite(mu * mu):  # no information limit: delta(eps) = 1 for every finite eps
+                return 1.0 if pessimistic else gdp_delta_lower(mu, target_epsilon)
+            return float(gdp_delta(mu, target_epsilon)) if pessimistic else gdp_delta_lower(mu, target_epsilon)
         exact = self._bounded_range()
         if exact is not None:
             return exact.delta(target_epsilon) if pessimistic else exact.delta_lower(target_epsilon)
-        if pessimistic and target_epsilon >= self._pure_epsilon():
+        basic_delta = self._basic_delta(target_epsilon) if pessimistic else 1.0
+        if basic_delta == 0.0:
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
@@ -328,20 +381,40 @@ class PLDAccountant(AttackRiskReadouts):
             from .pld_tilted import tilted_delta
 
             value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
-        return min(1.0, _up(value)) if pessimistic else round_down(value)
+        return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
-    def _pure_epsilon(self) -> float:
-        """Basic composition when every leaf is unsampled and has a pure-DP level (randomized response,
-        Laplace, ...; else inf); Laplace with scale b is (sensitivity / b)-DP."""
-        total = Fraction(0)
-        for leaf, count in self._leaves.items():
-            if leaf.sampling is not None:
-                return math.inf
-            level = pure_epsilon(leaf, self.neighbouring)
-            if not math.isfinite(level):
-                return math.inf
-            total += count * Fraction(level)
-        return fraction_up(total)
+    def _basic_delta(self, target_epsilon: float) -> float:
+        """Basic composition's delta (rounded up) when its summed epsilon is within ``target_epsilon``, else 1."""
+        levels = basic_composition(self._leaves, self.neighbouring)
+        if levels is None or levels[0] > Fraction(target_epsilon):
+            return 1.0
+        return min(1.0, fraction_up(levels[1]))
+
+    def _pure_epsilon(self, target_delta: float = 0.0) -> float:
+        """Basic composition when every leaf is unsampled and has a pure-DP or (epsilon, delta) level
+        (randomized response, Laplace, ApproxDP, ...): the summed epsilon when the summed delta is within
+        ``target_delta``, else inf; Laplace with scale b is (sensitivity / b)-DP."""
+        levels = basic_composition(self._leaves, self.neighbouring)
+        if levels is None or levels[1] > Fraction(target_delta):
+            return math.inf
+        return fraction_up(levels[0])
+
+    def _check_cells(self, step: float) -> None:
+        """Refuse (before allocating) a grid of ``step`` on which some leaf, or the inner tree of a sampled
+        sub-tree, would need more than :data:`MAX_CELLS` cells."""
+        for leaf in _merged(self._leaves):
+            key = ("span", leaf)
+            if key not in self._cache:
+                self._cache[key] = _loss_span(leaf, self.neighbouring)
+            cells = self._cache[key] / step
+            if cells > MAX_CELLS:
+                fixed = self.discretisation_interval is not None
+                cause = (f"discretisation_interval={self.discretisation_interval!r} is too fine" if fixed else
+                         "the losses of a nested sampled sub-tree span far more than the composed loss's grid resolves")
+                raise UnsupportedEventError(
+                    f"PLDAccountant: {cause}: a grid of step {step:.3g} would need {cells:.3g} cells for {leaf.kind!r} "
+                    f"leaves (limit {MAX_CELLS:.3g}); use " + ("a coarser discretisation_interval or " if fixed else "")
+                    + "RDPAccountant (or epsilon_upper, which falls back to it)")
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
         key = pessimistic if refinement == 0 else (pessimistic, refinement)
@@ -349,6 +422,7 @@ class PLDAccountant(AttackRiskReadouts):
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement
             fine = 1 if refinement else self._leaf_factor(pessimistic)
+            self._check_cells(step / fine)
             if key is True and ("upper", "remove", False) in self._cache:  # computed by _screened_epsilon
                 self._cache[key] = (self._upper("remove")[0], self._upper("add")[0])
             else:
@@ -364,6 +438,7 @@ class PLDAccountant(AttackRiskReadouts):
                 pair = self._cache[True]
             else:
                 fine = 1 if coarse else self._leaf_factor()
+                self._check_cells(self.step(True) / fine)
                 pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine, only=direction)
             self._cache[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
         return self._cache[key]
@@ -404,6 +479,35 @@ class PLDAccountant(AttackRiskReadouts):
         return f"PLDAccountant(neighbouring={self.neighbouring!r}, leaves={sum(self._leaves.values())})"
 
 
+class _bounded_size:
+    """Context of a read-out: a float overflow or a failed allocation inside the grid machinery (losses
+    beyond the float range, a grid no machine holds) becomes dpaudit's own UnsupportedEventError naming
+    the alternative, never a raw OverflowError or MemoryError."""
+
+    def __init__(self, accountant: PLDAccountant) -> None:
+        self.accountant = accountant
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        if kind is not None and issubclass(kind, (OverflowError, MemoryError)):
+            self.accountant._cache.clear()
+            raise UnsupportedEventError(
+                f"PLDAccountant cannot discretise this composition ({kind.__name__}: {error}): its losses exceed "
+                "the float range or its grid the memory; use RDPAccountant (or epsilon_upper, which falls back to it)"
+            ) from None
+        return False
+
+
+def _loss_span(leaf: Leaf, relation: str) -> float:
+    """Loss span of a leaf's pessimistic PLD (for a sampled sub-tree: of its inner composed tree, whose PLD
+    is built on the same grid), from :func:`leaf_loss_moments`."""
+    if leaf.kind == "tree" and leaf.inner:
+        return sum(count * _loss_span(inner, relation) for inner, count in leaf.inner)
+    return leaf_loss_moments(leaf, relation, True)[2]
+
+
 def _pld_check(leaf: Leaf, relation: str) -> str | None:
     """Reason the PLD accountant cannot interpret a leaf (its family's check), or None."""
     check = FAMILIES.of_kind(leaf.kind).pld_check
@@ -425,7 +529,9 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     so n compositions shift it by n step^2 / 12, kept below 1e-3 of the composed mean or spread).
     Upper bound: the final grid has about 250 cells per standard deviation and the leaves are discretised
     2^r times finer, between a quarter and a half of the one-grid step (``GridPLD.self_compose``
-    coarsens them while composing). No leaf gets more than 2^17 cells. Randomized-response and Laplace
+    coarsens them while composing). No leaf gets more than 2^17 cells, and the inner composed tree of a
+    sampled sub-tree (built on the same grid) no more than 2^18: nested sampling is planned in bounded
+    time and memory, at the price of a coarser grid. Randomized-response and Laplace
     atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
     ones too). The one-grid step is also the grid of the exponentially tilted read-out (``.pld_tilted``)."""
     if not leaves:
@@ -437,6 +543,8 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
         total_var += count * var
         total_count += count
         span = max(span, leaf_span)
+        if leaf.kind == "tree":  # its inner tree is composed on the same grid: bounded cells there too
+            span = max(span, _loss_span(leaf, relation) * _MAX_LEAF_CELLS / _MAX_INNER_CELLS)
     spread = math.sqrt(total_var)
     by_resolution = spread / CELLS_PER_STANDARD_DEVIATION
     by_bias = math.sqrt(12.0 * 1e-3 * max(total_mean, spread) / total_count)

@@ -44,7 +44,7 @@ from .leaf_measures import total_rho
 from .registry import FAMILIES, relation_scale
 from .risk import AttackRiskReadouts
 
-__all__ = ["RDPAccountant", "DEFAULT_ORDERS", "RDPCurve", "leaves_rdp"]
+__all__ = ["RDPAccountant", "DEFAULT_ORDERS", "RDPCurve", "leaves_rdp", "leaves_epsilon"]
 
 
 def _check(leaf: Leaf, relation: str) -> str | None:
@@ -259,3 +259,17 @@ def leaves_rdp(leaves: dict, relation: str, orders) -> np.ndarray:
             break
         total = total + count * other._leaf_rdp(leaf)
     return total[np.searchsorted(other.orders, wanted)]
+
+
+def leaves_epsilon(leaves: dict, relation: str, target_delta: float) -> float:
+    """The RDP accountant's epsilon (upper bound, Canonne-Kamath-Steinke conversion) of a multiset of
+    normalised leaves on the standard orders; inf when some leaf has no RDP bound here. Used by the PLD
+    accountant where its own pair is looser than RDP (sampled zCDP)."""
+    accountant = RDPAccountant(relation)
+    for leaf, count in leaves.items():
+        if _check(leaf, relation) is not None:
+            return math.inf
+        accountant._rdp = accountant._rdp + count * accountant._leaf_rdp(leaf)
+        accountant._pure += count * accountant._leaf_pure(leaf)
+        accountant._leaves[leaf] += count
+    return accountant.epsilon(target_delta)

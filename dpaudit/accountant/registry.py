@@ -64,6 +64,10 @@ class Family:
             None (then composed by FFT).
         group: (leaf, k) -> the leaf of a k-fold group change (needed for sampling with replacement).
         sampled_lower_side: its sampled optimistic pair may stand for a sampled sub-tree's lower side.
+        sampled_pld_loose: its sampled PLD pair comes from a profile bound looser than its RDP curve's
+            conversion (sampled zCDP): the PLD accountant also takes the RDP bound of the tree.
+        approx_level: (leaf, scale) -> the (epsilon, delta) guarantee of one unsampled run with delta > 0,
+            for basic composition (None: only its pure level, ``pure_epsilon``, is used there).
     """
 
     name: str
@@ -84,6 +88,8 @@ class Family:
     exact_power: Callable[[Leaf, int, float, bool], Any] | None = None
     group: Callable[[Leaf, int], Leaf] | None = None
     sampled_lower_side: bool = False
+    approx_level: Callable[[Leaf, float], tuple[float, float]] | None = None
+    sampled_pld_loose: bool = False
 
 
 class Registry:

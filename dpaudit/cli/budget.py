@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
+from .._validation import check_delta, check_positive, check_positive_int, check_sampling_probability
 from ..accountant import PER_STEP_THEOREMS
 from ..errors import InvalidArgument
 from ..reporting import format_number, format_table, to_json
@@ -181,8 +182,23 @@ def _amplify(args: argparse.Namespace) -> int:
     return _emit(args, payload, text, ["amplify" if args.theorem == "tight" else "amplify_secrecy_of_sample"])
 
 
+def _check_targets(args: argparse.Namespace, count: str) -> None:
+    """Refuse (exit 2, naming the flag's argument) a target or parameter outside its domain before any
+    accountant runs, so that no sub-command prints a table of per-row errors with exit 0."""
+    if getattr(args, "target_epsilon", None) is not None:
+        check_positive(args.target_epsilon, "target_epsilon")
+    if getattr(args, "target_delta", None) is not None:
+        check_delta(args.target_delta, "target_delta")
+    if getattr(args, "noise_multiplier", None) is not None:
+        check_positive(args.noise_multiplier, "noise_multiplier")
+    if getattr(args, "sampling_probability", None) is not None:
+        check_sampling_probability(args.sampling_probability, "sampling_probability")
+    check_positive_int(getattr(args, count), count)
+
+
 def _per_step(args: argparse.Namespace) -> int:
     from ..accountant import per_step_epsilon
+    _check_targets(args, "k")
     theorems = list(PER_STEP_THEOREMS) if args.theorem == "all" else [args.theorem]
     results = []
     for theorem in theorems:
@@ -309,6 +325,7 @@ def _dpsgd(args: argparse.Namespace) -> int:
         args.target_delta = args.delta
     if args.target_delta is None:
         raise InvalidArgument("target_delta", "budget dpsgd needs --target-delta (the total delta of the training run)")
+    _check_targets(args, "steps")
     q, steps, delta, relation = args.sampling_probability, args.steps, args.target_delta, args.neighbouring
     inputs = vars_subset(args, "noise_multiplier", "target_epsilon", "sampling_probability", "steps", "target_delta", "neighbouring")
     if args.target_epsilon is not None:

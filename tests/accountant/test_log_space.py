@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mp_reference
+from dpaudit.accountant.closed_form import _advanced_epsilon
 from dpaudit.accountant import advanced, amplify, optimal, optimal_delta, per_step_epsilon
 
 FLOAT_MAX = mp.mpf(sys.float_info.max)
@@ -44,10 +45,13 @@ def test_advanced_returns_every_finite_answer_and_inf_only_beyond_the_float_rang
     for epsilon, k, slack in ((700.0, 1, 1e-5), (702.0, 1, 1e-5), (650.0, 10**6, 1e-10), (1.0, 10**12, 1e-300), (20.0, 10**12, 1e-5)):
         exact = mp_advanced(epsilon, k, slack)
         assert exact < FLOAT_MAX
-        assert_upper_and_exact(advanced(epsilon, k, slack).epsilon, exact, 1e-12)
+        assert_upper_and_exact(_advanced_epsilon(epsilon, k, slack), exact, 1e-12)
+        # the public theorem is the smaller of advanced and basic composition
+        assert_upper_and_exact(advanced(epsilon, k, slack).epsilon, min(exact, mp.mpf(epsilon) * k), 1e-12)
     for epsilon, k in ((1000.0, 1), (704.0, 1), (700.0, 10**4)):
         assert mp_advanced(epsilon, k, 1e-5) > FLOAT_MAX
-        assert advanced(epsilon, k, 1e-5).epsilon == math.inf  # the answer itself is beyond float
+        assert _advanced_epsilon(epsilon, k, 1e-5) == math.inf  # the answer itself is beyond float
+        assert advanced(epsilon, k, 1e-5).epsilon == epsilon * k  # basic composition bounds it
 
 
 @pytest.mark.parametrize(("eps0", "k", "delta"), [
@@ -128,7 +132,7 @@ def test_amplify_is_monotone(e1, e2, q1, q2):
 @given(epsilons, st.integers(1, 10**12), st.floats(min_value=1e-300, max_value=0.5))
 def test_advanced_is_an_upper_bound_and_overflows_only_with_its_answer(epsilon, k, slack):
     got = advanced(epsilon, k, slack).epsilon
-    exact = mp_advanced(epsilon, k, slack)
+    exact = min(mp_advanced(epsilon, k, slack), mp.mpf(epsilon) * k)  # advanced or basic composition
     if exact > FLOAT_MAX:
         assert got == math.inf
     else:

@@ -63,7 +63,8 @@ def test_laplace_mechanism_k_queries_pure_and_advanced():
     assert approx.privacy == Guarantee(1.0, 1e-5)
     assert approx.accuracy(0.05) == pytest.approx(approx.scale * math.log(100 / 0.05))
     with pytest.raises(ValueError, match="epsilon"):
-        LaplaceMechanism(100.0, k=2, delta=0.4)  # advanced composition cannot give epsilon here
+        LaplaceMechanism(100.0, k=20, delta=0.4)  # neither advanced nor basic composition gives epsilon here
+    assert LaplaceMechanism(100.0, k=2, delta=0.4).privacy == Guarantee(100.0, 0.4)  # basic composition: 2 x 26.1
 
 
 def test_theorem_3_values():

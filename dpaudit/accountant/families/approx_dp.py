@@ -5,6 +5,8 @@
 * PLD pair: the Kairouz-Oh-Viswanath worst case P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps), 0),
   Q = (0, (1-delta)/(1+e^eps), (1-delta) e^eps/(1+e^eps), delta): every (eps, delta)-DP mechanism is a
   post-processing of it (Kairouz, Oh & Viswanath 2015, Thm. 2.1), so it is exact under composition.
+* Basic composition: k such steps are (k eps, k delta)-DP (the PLD accountant's bound at delta >= k delta,
+  where the pair's mass at +inf leaves its grid read-out no margin).
 * No finite Renyi divergence (refused by the RDP accountant) and no zCDP bound.
 """
 
@@ -58,7 +60,11 @@ def _atom_loss(leaf: Leaf, scale: float) -> float:
     return leaf.param
 
 
+def _approx_level(leaf: Leaf, scale: float) -> tuple[float, float]:
+    return leaf.param, leaf.extra
+
+
 FAMILY = Family(
     name="approx_dp", events=(ApproxDP,), kinds=("approx",), normal_form=_normal_form, pld_pair=_pld_pair,
-    guarantee=True, rdp_check=_rdp_check, atom_loss=_atom_loss,
+    guarantee=True, rdp_check=_rdp_check, atom_loss=_atom_loss, approx_level=_approx_level,
 )

@@ -115,10 +115,11 @@ def _rho(leaf: Leaf, scale: float) -> float:
 
 
 def _merge(leaves: list[tuple[Leaf, int]]) -> list[tuple[Leaf, int]]:
-    mu_squared = 0.0
-    for leaf, count in leaves:
-        mu_squared += count * leaf.param**2
-    return [(Leaf("gaussian", math.sqrt(mu_squared)), 1)] if mu_squared > 0 else []
+    largest = max(leaf.param for leaf, _ in leaves)  # normalised: mu^2 never overflows
+    if largest <= 0:
+        return []
+    mu_squared = math.fsum(count * (leaf.param / largest) ** 2 for leaf, count in leaves)
+    return [(Leaf("gaussian", largest * math.sqrt(mu_squared)), 1)]
 
 
 def _group(leaf: Leaf, k: int) -> Leaf:

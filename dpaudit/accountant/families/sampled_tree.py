@@ -27,6 +27,7 @@ from ..registry import FAMILIES, Family
 __all__ = ["FAMILY"]
 
 _U = 2.0**-53
+_MAX_GROUP_SIZES = 4096  # sampling with replacement: at most this many group sizes (one PLD each)
 
 
 def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
@@ -45,18 +46,24 @@ def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridP
     m, q = int(leaf.extra), leaf.q
     top = int(binom.isf(1e-18, m, q)) + 1
     top = max(1, min(m, top))
-    weights = binom.pmf(np.arange(top + 1), m, q)
-    tail = float(binom.sf(top, m, q)) + 16 * _U * (top + 1)
-    total = zero._scaled(float(weights[0]))
-    for k in range(1, top + 1):
-        if weights[k] <= 0:
+    low = max(0, int(binom.ppf(1e-18, m, q)) - 1)  # below it: at most 1e-18 of mass, charged at loss +inf
+    if top - low > _MAX_GROUP_SIZES:
+        raise UnsupportedEventError(
+            f"sampling with replacement of {m} draws from {round(1 / q)} records: the differing record is drawn "
+            f"between {low} and {top} times (all but 1e-18 of the mass), more than the {_MAX_GROUP_SIZES} "
+            "group-privacy PLDs the accountant builds; no analysis of this sampling is available")
+    weights = binom.pmf(np.arange(low, top + 1), m, q)
+    tail = float(binom.sf(top, m, q)) + (float(binom.cdf(low - 1, m, q)) if low > 0 else 0.0) + 16 * _U * (top - low + 1)
+    total = zero._scaled(float(weights[0]) if low == 0 else 0.0)
+    for k in range(max(1, low), top + 1):
+        if weights[k - low] <= 0:
             continue
         group: dict[Leaf, int] = {}
         for inner, count in leaf.inner:
             scaled = FAMILIES.of_kind(inner.kind).group(inner, k)
             group[scaled] = group.get(scaled, 0) + count
         part, _ = compose_leaves(Counter(group), "replace_one", step, True)
-        total = total.plus(part._scaled(float(weights[k])))
+        total = total.plus(part._scaled(float(weights[k - low])))
     total = GridPLD(total.step, total.offset, total.pmf, min(1.0, total.inf_mass + tail), total.error, True)
     return total, total
 
@@ -65,12 +72,19 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
     """Lower side of a sampled sub-tree: the sampled mechanism reveals at least what the same sampling of
     one of its components reveals (dropping the other outputs is a post-processing), so the optimistic
     PLD of the sampled component with the largest mean loss is a valid lower bound (not a tight one when
-    several components matter; the upper side is the full mixture)."""
+    several components matter; the upper side is the full mixture). A Poisson-sampled component of a
+    Poisson-sampled tree (add/remove) is one Poisson sample at the product of the rates."""
     best, best_mean = None, -math.inf
     for sub in inner:
-        if sub.sampling is not None or not FAMILIES.of_kind(sub.kind).sampled_lower_side:
+        if not FAMILIES.of_kind(sub.kind).sampled_lower_side:
             continue
-        single = Leaf(sub.kind, sub.param, sub.buckets, leaf.sampling, leaf.q, sub.extra)
+        if sub.sampling is None:
+            single = Leaf(sub.kind, sub.param, sub.buckets, leaf.sampling, leaf.q, sub.extra)
+        elif sub.sampling == leaf.sampling == "poisson" and relation == "add_remove":
+            # Poisson sampling of a Poisson sample is one Poisson sample at the product of the rates
+            single = Leaf(sub.kind, sub.param, sub.buckets, "poisson", leaf.q * sub.q, sub.extra)
+        else:
+            continue
         if leaf.sampling == "poisson" and relation == "replace_one" and sub.kind != "gaussian":
             pair = build_leaf(single, "add_remove", step, False)  # attained, as for single leaves
         else:

@@ -7,7 +7,8 @@
   (Canonne, Kamath & Steinke 2020, Prop. 12), over a grid of orders plus alpha* = (e + rho)/(2 rho), turned
   into a pair by :mod:`..pld_core.profiles`. The optimistic side uses the Gaussian with mu = sqrt(2 rho)
   (which is rho-zCDP), with the same sampling.
-* RDP: alpha rho (Bun & Steinke 2016, Def. 1.1); zCDP rho. No pure-DP level.
+* RDP: alpha rho (Bun & Steinke 2016, Def. 1.1); zCDP rho. No pure-DP level. Sampled, its profile pair is
+  looser than the RDP accountant's sampling bound (``sampled_pld_loose``: the PLD accountant takes both).
 """
 
 from __future__ import annotations
@@ -99,4 +100,5 @@ def _merge(leaves: list[tuple[Leaf, int]]) -> list[tuple[Leaf, int]]:
 FAMILY = Family(
     name="zcdp", events=(ZCDP,), kinds=("zcdp",), normal_form=_normal_form, pld_pair=_pld_pair,
     rdp_curve=_rdp_curve, rho=_rho, guarantee=True, pld_check=_pld_check, merge_unsampled=_merge,
+    sampled_pld_loose=True,
 )
