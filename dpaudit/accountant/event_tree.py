@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 from ..errors import UnsupportedEventError
 from ..events import (
@@ -66,12 +67,11 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
                 mu = math.sqrt(math.fsum(n * leaf.param**2 for leaf, n in sub.items()))
                 return Leaf("gaussian", mu, 2, kind, q)
             if len(sub) == 1 and next(iter(sub.values())) == 1 and next(iter(sub)).sampling is None:
-                only = next(iter(sub))
-                return Leaf(only.kind, only.param, only.buckets, kind, q, only.extra)
+                return replace(next(iter(sub)), sampling=kind, q=q)
             return Leaf("tree", 0.0, 2, kind, q, 0.0, tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
         if q >= 1.0:
             return base
-        return Leaf(base.kind, base.param, base.buckets, kind, q, base.extra)
+        return replace(base, sampling=kind, q=q)
 
     def with_replacement(node: SampledWithReplacement) -> Leaf:
         if relation != "replace_one":

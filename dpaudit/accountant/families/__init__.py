@@ -15,9 +15,11 @@ from . import (
     discrete_laplace,
     gaussian,
     laplace,
+    mixture_gaussians,
     randomized_response,
     sampled_tree,
     tree_aggregation,
+    truncated_gaussian,
     zcdp,
 )
 
@@ -33,3 +35,5 @@ FAMILIES.register(bounded_range.FAMILY)
 FAMILIES.register(zcdp.FAMILY)
 FAMILIES.register(tree_aggregation.FAMILY)
 FAMILIES.register(sampled_tree.FAMILY)
+FAMILIES.register(mixture_gaussians.FAMILY)
+FAMILIES.register(truncated_gaussian.FAMILY)
