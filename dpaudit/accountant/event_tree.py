@@ -13,6 +13,8 @@ registered for their type (:mod:`.registry`, :mod:`.families`); compositions and
   leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
   ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
   randomized response: the families with a k-fold ``group`` version).
+* ``RepeatAndSelect(event, mean, shape)`` becomes a leaf of kind "repeat" carrying ``event``'s own leaves
+  (its Renyi-DP curve is a transform of theirs, :mod:`.families.repeat_select`).
 
 Anything else raises :class:`~dpaudit.errors.UnsupportedEventError` naming the event and the relation,
 before any state is touched.
@@ -29,6 +31,7 @@ from ..events import (
     Composed,
     PoissonSampled,
     PrivacyEvent,
+    RepeatAndSelect,
     SampledWithoutReplacement,
     SampledWithReplacement,
     SelfComposed,
@@ -105,6 +108,10 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
             leaf = sampled(node, node.event, node.sampling_probability, "poisson")
         elif isinstance(node, SampledWithReplacement):
             leaf = with_replacement(node)
+        elif isinstance(node, RepeatAndSelect):  # the best of K runs: its inner tree's leaves, kept together
+            sub = flatten(node.event, 1, relation, owner, check)
+            leaf = Leaf("repeat", node.mean, extra=node.shape,
+                        inner=tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
         elif isinstance(node, SampledWithoutReplacement):
             if relation != "replace_one":
                 raise refuse(node, "sampling a fixed-size subset without replacement is only defined for "

@@ -64,6 +64,8 @@ class Family:
             None (then composed by FFT).
         group: (leaf, k) -> the leaf of a k-fold group change (needed for sampling with replacement).
         sampled_lower_side: its sampled optimistic pair may stand for a sampled sub-tree's lower side.
+        rdp_from_inner: (orders, inner curve at the orders, leaf) -> the leaf's Renyi-DP curve, for a leaf
+            that wraps an inner tree (``Leaf.inner``) and transforms its composed curve (repeat and select).
     """
 
     name: str
@@ -84,6 +86,7 @@ class Family:
     exact_power: Callable[[Leaf, int, float, bool], Any] | None = None
     group: Callable[[Leaf, int], Leaf] | None = None
     sampled_lower_side: bool = False
+    rdp_from_inner: Callable[[Any, Any, Leaf], Any] | None = None
 
 
 class Registry:

@@ -17,6 +17,7 @@ from . import (
     laplace,
     mixture_gaussians,
     randomized_response,
+    repeat_select,
     sampled_tree,
     tree_aggregation,
     truncated_gaussian,
@@ -37,3 +38,4 @@ FAMILIES.register(tree_aggregation.FAMILY)
 FAMILIES.register(sampled_tree.FAMILY)
 FAMILIES.register(mixture_gaussians.FAMILY)
 FAMILIES.register(truncated_gaussian.FAMILY)
+FAMILIES.register(repeat_select.FAMILY)
