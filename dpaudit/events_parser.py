@@ -27,7 +27,7 @@ EVENT_NAMES: tuple[str, ...] = tuple(
     name for name in ("Laplace", "Gaussian", "PureDP", "RandomizedResponse", "Composed", "SelfComposed",
                       "PoissonSampled", "SampledWithoutReplacement", "SampledWithReplacement", "DiscreteGaussian",
                       "DiscreteLaplace", "ZCDP", "ApproxDP", "BoundedRange", "TreeAggregation", "MixtureOfGaussians",
-                      "TruncatedSubsampledGaussian", "RepeatAndSelect")
+                      "TruncatedSubsampledGaussian", "RepeatAndSelect", "UserLevel")
     if isinstance(getattr(_events, name, None), type))
 #: Longest accepted text (characters); bounds parsing time and memory.
 MAX_EVENT_TEXT = 100_000

@@ -13,6 +13,8 @@ registered for their type (:mod:`.registry`, :mod:`.families`); compositions and
   leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
   ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
   randomized response: the families with a k-fold ``group`` version).
+* ``UserLevel(event, k)``: each of ``event``'s leaves at its family's k-fold group change (unsampled
+  families with a ``group`` only).
 * ``RepeatAndSelect(event, mean, shape)`` becomes a leaf of kind "repeat" carrying ``event``'s own leaves
   (its Renyi-DP curve is a transform of theirs, :mod:`.families.repeat_select`).
 
@@ -35,6 +37,7 @@ from ..events import (
     SampledWithoutReplacement,
     SampledWithReplacement,
     SelfComposed,
+    UserLevel,
 )
 from . import families  # noqa: F401  (registers the built-in event families)
 from .leaf import Leaf, LeafCheck
@@ -88,6 +91,19 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         return Leaf("tree", 0.0, 2, "wr", node.sampling_probability, float(node.sample_size),
                     tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
 
+    def user_level(node: UserLevel) -> Counter[Leaf]:
+        k = node.max_contributions
+        grouped: Counter[Leaf] = Counter()
+        for inner_leaf, count in flatten(node.event, 1, relation, owner, check).items():
+            group = FAMILIES.of_kind(inner_leaf.kind).group
+            if inner_leaf.sampling is not None or group is None:
+                raise refuse(node, "user-level accounting by group privacy needs unsampled Gaussian, Laplace, "
+                                   "PureDP or RandomizedResponse events (their k-fold group change is known); "
+                                   f"got a {inner_leaf.kind!r} leaf" +
+                                   (f" under {inner_leaf.sampling} sampling" if inner_leaf.sampling else ""))
+            grouped[group(inner_leaf, k) if k > 1 else inner_leaf] += count
+        return grouped
+
     memo: dict = {}
 
     def walk(node: PrivacyEvent, multiplicity: int) -> None:
@@ -98,6 +114,10 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
             return
         if isinstance(node, SelfComposed):
             walk(node.event, multiplicity * node.count)
+            return
+        if isinstance(node, UserLevel):
+            for leaf, count in user_level(node).items():
+                leaves[leaf] += multiplicity * count
             return
         known = memo.get(node, memo)  # a leaf already normalised (and checked) in this tree
         if known is not memo:

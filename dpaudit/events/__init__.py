@@ -54,6 +54,7 @@ from .tree import (
     MixtureOfGaussians,
     RepeatAndSelect,
     TruncatedSubsampledGaussian,
+    UserLevel,
     check_event,
     check_neighbouring,
     iter_leaves,
@@ -83,6 +84,7 @@ __all__ = [
     "MixtureOfGaussians",
     "TruncatedSubsampledGaussian",
     "RepeatAndSelect",
+    "UserLevel",
     "from_dp_accounting",
     "to_dp_accounting",
 ]

@@ -43,6 +43,7 @@ __all__ = [
     "MixtureOfGaussians",
     "TruncatedSubsampledGaussian",
     "RepeatAndSelect",
+    "UserLevel",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -392,6 +393,24 @@ class RepeatAndSelect(PrivacyEvent):
             raise InvalidArgument("shape", f"shape={self.shape!r} must be >= 0 (inf: Poisson)")
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "shape", shape)
+
+    def children(self) -> tuple[PrivacyEvent, ...]:
+        return (self.event,)
+
+
+@dataclass(frozen=True)
+class UserLevel(PrivacyEvent):
+    """``event`` under user-level neighbours: one user contributes at most ``max_contributions`` records, and
+    the neighbouring datasets differ in one user's records. Accounted by group privacy over the user's
+    records (Dwork & Roth 2014, Thm 2.2; for Gaussian and Laplace noise exactly: the sensitivity scales by
+    ``max_contributions``; an eps-DP step is (k eps)-DP)."""
+
+    event: PrivacyEvent
+    max_contributions: int
+
+    def __post_init__(self) -> None:
+        check_event(self.event)
+        object.__setattr__(self, "max_contributions", check_positive_int(self.max_contributions, "max_contributions"))
 
     def children(self) -> tuple[PrivacyEvent, ...]:
         return (self.event,)
