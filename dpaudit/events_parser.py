@@ -27,7 +27,8 @@ EVENT_NAMES: tuple[str, ...] = tuple(
     name for name in ("Laplace", "Gaussian", "PureDP", "RandomizedResponse", "Composed", "SelfComposed",
                       "PoissonSampled", "SampledWithoutReplacement", "SampledWithReplacement", "DiscreteGaussian",
                       "DiscreteLaplace", "ZCDP", "ApproxDP", "BoundedRange", "TreeAggregation", "MixtureOfGaussians",
-                      "TruncatedSubsampledGaussian", "RepeatAndSelect", "UserLevel")
+                      "TruncatedSubsampledGaussian", "RepeatAndSelect", "UserLevel",
+                      "RandomAllocation")
     if isinstance(getattr(_events, name, None), type))
 #: Longest accepted text (characters); bounds parsing time and memory.
 MAX_EVENT_TEXT = 100_000

@@ -44,6 +44,7 @@ __all__ = [
     "TruncatedSubsampledGaussian",
     "RepeatAndSelect",
     "UserLevel",
+    "RandomAllocation",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -414,3 +415,18 @@ class UserLevel(PrivacyEvent):
 
     def children(self) -> tuple[PrivacyEvent, ...]:
         return (self.event,)
+
+
+@dataclass(frozen=True)
+class RandomAllocation(PrivacyEvent):
+    """Random allocation (balls in bins; Feldman & Shenfeld 2025, arXiv:2502.08202): each record is used in
+    exactly one of ``num_steps`` steps, chosen uniformly at random; each step adds Gaussian noise of standard
+    deviation noise_multiplier * C to its sum. One event is the whole allocation round (an epoch); compose
+    it for several epochs."""
+
+    noise_multiplier: float
+    num_steps: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(self, "num_steps", check_positive_int(self.num_steps, "num_steps"))

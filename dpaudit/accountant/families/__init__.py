@@ -16,6 +16,7 @@ from . import (
     gaussian,
     laplace,
     mixture_gaussians,
+    random_allocation,
     randomized_response,
     repeat_select,
     sampled_tree,
@@ -39,3 +40,4 @@ FAMILIES.register(sampled_tree.FAMILY)
 FAMILIES.register(mixture_gaussians.FAMILY)
 FAMILIES.register(truncated_gaussian.FAMILY)
 FAMILIES.register(repeat_select.FAMILY)
+FAMILIES.register(random_allocation.FAMILY)
