@@ -14,25 +14,42 @@ from dpaudit.events_parser import parse_event
 
 
 def _two_step_reference(z: float, delta: float) -> float:
-    """epsilon of one record allocated to one of two Gaussian steps, by Gauss-Hermite quadrature over the
-    two noise coordinates (independent of the family's FFT): max over the remove and add directions."""
+    """epsilon of one record allocated to one of two Gaussian steps (independent of the family's FFT): the
+    hockey-stick curves as iterated integrals over the two noise coordinates, the outer by Gauss-Hermite,
+    the inner by Gauss-Legendre over the smooth region beyond the kink; max over the remove and add
+    directions, each solved by bisection."""
     s = 1.0 / z
-    nodes, weights = np.polynomial.hermite_e.hermegauss(160)
-    weights = weights / weights.sum()
-    g1, g2 = np.meshgrid(nodes, nodes, indexing="ij")
-    w = np.outer(weights, weights)
-    q_sum = np.exp(s * g1 - s * s / 2) + np.exp(s * g2 - s * s / 2)  # S under Q
-    p_sum = np.exp(s * g1 + s * s / 2) + np.exp(s * g2 - s * s / 2)  # S under P (the record in step 1)
+    outer, outer_w = np.polynomial.hermite_e.hermegauss(120)
+    outer_w = outer_w / outer_w.sum()
+    unit, unit_w = np.polynomial.legendre.leggauss(200)
 
-    def remove(eps):
-        return float((w * np.maximum(0.0, 1.0 - 2.0 * math.exp(eps) / p_sum)).sum())
+    def inner(lo, hi, f):  # integral of phi(g) f(g) over [lo, hi], per outer node
+        mid, half = (hi + lo) / 2, (hi - lo) / 2
+        g = mid[:, None] + half[:, None] * unit[None, :]
+        phi = np.exp(-g * g / 2) / math.sqrt(2 * math.pi)
+        return (half[:, None] * unit_w[None, :] * phi * f(g)).sum(axis=1)
 
-    def add(eps):
-        return float((w * np.maximum(0.0, 1.0 - math.exp(eps) * q_sum / 2.0)).sum())
+    def remove(eps):  # E_P[(1 - 2 e^eps / S)_+], S = e^{s g1 + s^2/2} + e^{s g2 - s^2/2}
+        y2 = np.exp(s * outer - s * s / 2)
+        room = 2 * math.exp(eps) - y2
+        lo = np.where(room > 0, (np.log(np.maximum(room, 1e-300)) - s * s / 2) / s, -14.0)
+        lo = np.maximum(lo, -14.0)
+        hi = np.maximum(lo, 14.0)
+        values = inner(lo, hi, lambda g: 1 - 2 * math.exp(eps) / (np.exp(s * g + s * s / 2) + y2[:, None]))
+        return float((outer_w * values).sum())
+
+    def add(eps):  # E_Q[(1 - e^eps S / 2)_+], S = e^{s g1 - s^2/2} + e^{s g2 - s^2/2}
+        y2 = np.exp(s * outer - s * s / 2)
+        room = 2 * math.exp(-eps) - y2
+        hi = np.where(room > 0, (np.log(np.maximum(room, 1e-300)) + s * s / 2) / s, -14.0)
+        hi = np.minimum(np.maximum(hi, -14.0), 14.0)
+        values = inner(np.full_like(hi, -14.0), hi,
+                       lambda g: 1 - math.exp(eps) * (np.exp(s * g - s * s / 2) + y2[:, None]) / 2)
+        return float((outer_w * np.where(room > 0, values, 0.0)).sum())
 
     def solve(curve):
         lo, hi = 0.0, 20.0
-        for _ in range(80):
+        for _ in range(60):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if curve(mid) > delta else (lo, mid)
         return hi

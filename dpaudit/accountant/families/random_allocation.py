@@ -7,14 +7,14 @@ P = (1/t) sum_i N(s e_i, I_t) against Q = N(0, I_t), with loss L = ln(S / t), S 
 Y_i = exp(s x_i - s^2 / 2): under Q the Y_i are i.i.d. lognormal LN(-s^2/2, s^2); under P (by symmetry) one
 of them is LN(+s^2/2, s^2). The add direction is the reversed pair, loss -ln(S / t) under the Q-law of S.
 
-Numerical analysis (ours): the law of S is computed on a grid of step h in y by FFT convolution (t-fold, by
+Numerical analysis (ours): the law of S is computed on a grid of step h in y (2.5e-4 to 1e-3, as the cell budget allows) by FFT convolution (t-fold, by
 squaring), each summand rounded **up** to the grid (S and so the remove loss only grow: an upper bound) or
 **down** (a lower bound), the other way round for the add direction, whose loss decreases in S. A pointwise
 larger loss under P is a dominating pair (its hockey-stick curve E_P[(1 - e^{eps - L})_+] is larger at every
 eps; the missing Q-mass sits on outcomes P never produces), so the upper PLDs compose soundly with any other
 event; the lower PLDs give the lower end of ``epsilon_interval``. Tails cut from the grid go to the loss +inf
-(upper) or are dropped (lower); the FFT round-off is bounded by 1e-14 per output cell and counted in
-``GridPLD.error``. Add/remove-one only; no further sampler over it.
+(upper) or are dropped (lower); the FFT round-off (per cell at most 16 u log2(n) |a|_2 |b|_2, Higham 2002,
+Sec. 24.1) is counted in ``GridPLD.error``. Add/remove-one only; no further sampler over it.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ __all__ = ["FAMILY", "allocation_sum_law"]
 _TAIL = 1e-15  # mass cut per truncation (to +inf or dropped)
 _Z_TAIL = 8.0  # lognormal summands are gridded up to this standard-normal quantile
 _MAX_CELLS = 1 << 23
-_H = 1e-3  # grid step in y; S / t is near 1, so the loss moves by about _H per cell
-_ROUNDOFF = 1e-14  # per output cell of one FFT convolution (masses sum to <= 1)
+_FINEST, _COARSEST = 2.5e-4, 1e-3  # grid steps in y; S / t is near 1, so the loss moves by about h per cell
+_CELL_BUDGET = 2_000_000  # cells of the widest law of S at the chosen step
+_U = 2.0**-53
 
 
 def _summand(mu: float, s: float, h: float, up: bool) -> tuple[np.ndarray, float]:
@@ -92,7 +93,8 @@ def allocation_sum_law(s: float, t: int, h: float, shifted: bool, up: bool, pess
     def combine(a, b):
         nonlocal worst, error
         pmf = fftconvolve(a[0], b[0])
-        error += _ROUNDOFF * pmf.size
+        # FFT convolution round-off: per cell at most c u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1), c = 16 here
+        error += pmf.size * 16 * _U * math.log2(pmf.size + 1) * float(np.linalg.norm(a[0]) * np.linalg.norm(b[0]))
         kept, offset, lost = _cut(pmf, a[1] + b[1], up, pessimistic)
         worst += lost
         return kept, offset
@@ -118,7 +120,8 @@ def allocation_sum_law(s: float, t: int, h: float, shifted: bool, up: bool, pess
 
 def _direction(leaf: Leaf, direction: str, step: float, pessimistic: bool) -> GridPLD:
     s, t = leaf.param, int(leaf.data[0])
-    h = _H
+    span = math.exp(s * _Z_TAIL + s * s / 2) + 1.5 * t  # about the widest law of S kept
+    h = min(_COARSEST, max(_FINEST, span / _CELL_BUDGET))
     remove = direction == "remove"
     up = remove == pessimistic  # remove: S rounded up for the upper bound; add: rounded down
     pmf, offset, worst, error = allocation_sum_law(s, t, h, remove, up, pessimistic)
