@@ -28,7 +28,7 @@ EVENT_NAMES: tuple[str, ...] = tuple(
                       "PoissonSampled", "SampledWithoutReplacement", "SampledWithReplacement", "DiscreteGaussian",
                       "DiscreteLaplace", "ZCDP", "ApproxDP", "BoundedRange", "TreeAggregation", "MixtureOfGaussians",
                       "TruncatedSubsampledGaussian", "RepeatAndSelect", "UserLevel",
-                      "RandomAllocation")
+                      "RandomAllocation", "BandMF")
     if isinstance(getattr(_events, name, None), type))
 #: Longest accepted text (characters); bounds parsing time and memory.
 MAX_EVENT_TEXT = 100_000

@@ -13,6 +13,8 @@ registered for their type (:mod:`.registry`, :mod:`.families`); compositions and
   leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
   ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
   randomized response: the families with a k-fold ``group`` version).
+* ``BandMF(z, b, n, q, c)``: ceil(n / b) Gaussians at mu = c / z, Poisson-sampled at rate q when q < 1
+  (the banded-MF sensitivity under b-min-separation and its cyclic-Poisson amplification).
 * ``UserLevel(event, k)``: each of ``event``'s leaves at its family's k-fold group change (unsampled
   families with a ``group`` only).
 * ``RepeatAndSelect(event, mean, shape)`` becomes a leaf of kind "repeat" carrying ``event``'s own leaves
@@ -30,6 +32,7 @@ from dataclasses import replace
 
 from ..errors import UnsupportedEventError
 from ..events import (
+    BandMF,
     Composed,
     PoissonSampled,
     PrivacyEvent,
@@ -91,6 +94,15 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         return Leaf("tree", 0.0, 2, "wr", node.sampling_probability, float(node.sample_size),
                     tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
 
+    def band_mf(node: BandMF) -> Leaf:
+        mu = node.column_norm / node.noise_multiplier
+        if node.sampling_probability >= 1.0:
+            return Leaf("gaussian", mu)
+        if relation != "add_remove":
+            raise refuse(node, "the amplified BandMF analysis (cyclic Poisson sampling) is under "
+                               "neighbouring='add_remove' only")
+        return Leaf("gaussian", mu, sampling="poisson", q=node.sampling_probability)
+
     def user_level(node: UserLevel) -> Counter[Leaf]:
         k = node.max_contributions
         grouped: Counter[Leaf] = Counter()
@@ -114,6 +126,12 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
             return
         if isinstance(node, SelfComposed):
             walk(node.event, multiplicity * node.count)
+            return
+        if isinstance(node, BandMF):
+            leaf = band_mf(node)
+            if check is not None and check(leaf, relation) is not None:
+                raise refuse(node, check(leaf, relation))
+            leaves[leaf] += multiplicity * node.participations
             return
         if isinstance(node, UserLevel):
             for leaf, count in user_level(node).items():

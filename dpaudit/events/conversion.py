@@ -31,7 +31,7 @@ Counterparts (dpaudit <-> dp_accounting):
 Every dp_accounting event type is converted except those with no sound meaning as a dpaudit event:
 ``NonPrivateDpEvent`` (no finite guarantee), ``UnsupportedDpEvent`` (dp_accounting's own marker) and
 ``ZCDpEvent`` with ``xi > 0`` ((xi, rho)-zCDP: reading it as rho-zCDP would understate it). No counterpart
-in dp_accounting (to): ``DiscreteGaussian``, ``BoundedRange``, ``UserLevel``, ``RandomAllocation``, and ``ApproxDP`` with delta > 0 on versions
+in dp_accounting (to): ``DiscreteGaussian``, ``BoundedRange``, ``UserLevel``, ``RandomAllocation``, ``BandMF``, and ``ApproxDP`` with delta > 0 on versions
 without an (epsilon, delta) event.
 
 **Noise-multiplier convention.** dpaudit's ``noise_multiplier`` is relative to C, the bound on one
@@ -214,5 +214,7 @@ def _to(m: Any, node: ev.PrivacyEvent, path: str) -> Any:
     reasons = {"DiscreteGaussian": "dp_accounting has no discrete Gaussian event",
                "BoundedRange": "dp_accounting has no bounded-range (exponential mechanism) event",
                "UserLevel": "dp_accounting has no user-level event (convert the event with its sensitivity scaled)",
-               "RandomAllocation": "this dp_accounting release has no random-allocation event"}
+               "RandomAllocation": "this dp_accounting release has no random-allocation event",
+               "BandMF": "dp_accounting has no banded matrix factorisation event (jax_privacy builds it from "
+                         "Poisson-sampled Gaussians)"}
     raise _unsupported(node, path, reasons.get(type(node).__name__, "dp_accounting has no such event"))

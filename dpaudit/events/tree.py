@@ -45,6 +45,7 @@ __all__ = [
     "RepeatAndSelect",
     "UserLevel",
     "RandomAllocation",
+    "BandMF",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -430,3 +431,40 @@ class RandomAllocation(PrivacyEvent):
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
         object.__setattr__(self, "num_steps", check_positive_int(self.num_steps, "num_steps"))
+
+
+@dataclass(frozen=True)
+class BandMF(PrivacyEvent):
+    """DP-FTRL with a b-banded matrix factorisation (BandMF; Choquette-Choo, Ganesh, McKenna, McMahan, Rush,
+    Thakurta & Xu 2023, "(Amplified) banded matrix factorization", arXiv:2306.08153) over ``num_steps`` steps
+    with ``num_bands`` = b bands, Gaussian noise of standard deviation noise_multiplier * C, and the strategy
+    matrix's largest column L2 norm ``column_norm`` (1 for the usual normalised strategies).
+
+    ``sampling_probability`` = 1: b-min-separated participation (a record in at most ceil(n / b) steps, any
+    two at least b apart): the columns a record touches have disjoint supports, so its sensitivity is
+    sqrt(ceil(n / b)) * column_norm C. ``sampling_probability`` q < 1: cyclic Poisson sampling (records split
+    into b groups, group i eligible in the steps congruent to i mod b, each record Poisson-sampled with rate q
+    there; add/remove only): dominated by ceil(n / b) Poisson-sampled Gaussians at noise multiplier
+    noise_multiplier / column_norm (the paper's amplification theorem, as jax_privacy accounts for it)."""
+
+    noise_multiplier: float
+    num_bands: int
+    num_steps: int
+    sampling_probability: float = 1.0
+    column_norm: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        steps = check_positive_int(self.num_steps, "num_steps")
+        bands = check_positive_int(self.num_bands, "num_bands")
+        if bands > steps:
+            raise InvalidArgument("num_bands", f"num_bands={bands} must be <= num_steps={steps}")
+        object.__setattr__(self, "num_steps", steps)
+        object.__setattr__(self, "num_bands", bands)
+        object.__setattr__(self, "sampling_probability", check_sampling_probability(self.sampling_probability))
+        object.__setattr__(self, "column_norm", check_positive(self.column_norm, "column_norm"))
+
+    @property
+    def participations(self) -> int:
+        """Most steps one record can take part in: ceil(num_steps / num_bands)."""
+        return -(-self.num_steps // self.num_bands)
