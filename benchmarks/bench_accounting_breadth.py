@@ -116,8 +116,8 @@ def _allocation_rows() -> list[dict]:
         rows.append({"event": f"RandomAllocation({z}, {t}) x {epochs}", "lower": low, "upper": high,
                      "width": high / low - 1.0, "poisson": poisson, "quadrature": reference, "seconds": seconds,
                      "peer_upper": peer_upper, "peer_lower": peer_lower,
-                     "pass": (reference is None or low <= reference <= high) and high / low - 1.0 <= 0.02
-                     and (peer_lower is None or high >= peer_lower)})
+                     "pass": bool((reference is None or low <= reference <= high) and high / low - 1.0 <= 0.02
+                     and (peer_lower is None or high >= peer_lower))})
         print(f"{rows[-1]['event']}: [{low:.6f}, {high:.6f}] width {high / low - 1:.2%} poisson {poisson:.6f}",
               flush=True)
     return rows
@@ -177,7 +177,7 @@ def main() -> None:
         relative = ours / peer - 1.0
         ok = abs(relative) <= TOLERANCE or (relative < 0 and (lower is None or ours >= lower))
         rows.append({"event": label, "accountant": kind, "neighbouring": relation, "ours": ours, "lower": lower,
-                     "dp_accounting": peer, "relative": relative, "pass": ok, "seconds": seconds,
+                     "dp_accounting": peer, "relative": relative, "pass": bool(ok), "seconds": seconds,
                      "peer_seconds": peer_seconds})
         print(f"{label}: {ours:.6f} vs {peer:.6f} ({relative:+.2e}) {'ok' if ok else 'FAIL'}", flush=True)
     allocation = _allocation_rows()
