@@ -2,8 +2,8 @@
 
 ``parse_event("SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 1000)")`` reads the text with Python's
 :mod:`ast` and accepts only calls of the event classes of :mod:`dpaudit.events` (by name), whose arguments
-(positional or keyword) are numeric literals (optionally signed), other such calls, or lists/tuples of
-calls (for ``Composed``). Anything else (names, attributes, strings, operators, comprehensions, ...) is
+(positional or keyword) are numeric literals (optionally signed; ``inf`` too), other such calls, lists/tuples
+of calls (for ``Composed``) or of numbers (a mixture's sensitivities). Anything else (names, attributes, strings, operators, comprehensions, ...) is
 rejected with an :class:`EventParseError` (an ``InvalidArgument``) whose ``column`` (1-based) points at the
 offending node; a value an event rejects (``Gaussian(-1)``) is reported at its call's column.
 
@@ -26,7 +26,9 @@ __all__ = ["parse_event", "EventParseError", "EVENT_NAMES", "MAX_EVENT_TEXT"]
 EVENT_NAMES: tuple[str, ...] = tuple(
     name for name in ("Laplace", "Gaussian", "PureDP", "RandomizedResponse", "Composed", "SelfComposed",
                       "PoissonSampled", "SampledWithoutReplacement", "SampledWithReplacement", "DiscreteGaussian",
-                      "DiscreteLaplace", "ZCDP", "ApproxDP", "BoundedRange", "TreeAggregation")
+                      "DiscreteLaplace", "ZCDP", "ApproxDP", "BoundedRange", "TreeAggregation", "MixtureOfGaussians",
+                      "TruncatedSubsampledGaussian", "RepeatAndSelect", "UserLevel",
+                      "RandomAllocation", "BandMF")
     if isinstance(getattr(_events, name, None), type))
 #: Longest accepted text (characters); bounds parsing time and memory.
 MAX_EVENT_TEXT = 100_000
@@ -120,7 +122,12 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.event(node, depth + 1)
         if isinstance(node, (ast.List, ast.Tuple)):
+            if node.elts and not any(isinstance(item, ast.Call) for item in node.elts):
+                return [self.number(item) for item in node.elts]  # e.g. a mixture's sensitivities
             return [self.event(item, depth + 1) for item in node.elts]
+        return self.number(node)
+
+    def number(self, node: ast.AST) -> Any:
         number = node
         sign = 1
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -128,6 +135,8 @@ class _Builder:
             number = node.operand
         if isinstance(number, ast.Constant) and isinstance(number.value, (int, float)) and not isinstance(number.value, bool):
             return sign * number.value
+        if isinstance(number, ast.Name) and number.id == "inf":  # as events print it (RepeatAndSelect's shape)
+            return sign * float("inf")
         raise self.error(node, f"expected a number, an event or a list of events, got {_describe(node)}")
 
 

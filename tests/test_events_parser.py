@@ -15,12 +15,15 @@ from dpaudit.events import (
     DiscreteLaplace,
     Gaussian,
     Laplace,
+    MixtureOfGaussians,
     PoissonSampled,
     PureDP,
     RandomizedResponse,
+    RepeatAndSelect,
     SampledWithoutReplacement,
     SelfComposed,
     TreeAggregation,
+    TruncatedSubsampledGaussian,
     ZCDP,
 )
 from dpaudit.events_parser import EventParseError, parse_event
@@ -50,6 +53,10 @@ def test_every_tree_round_trips_through_its_repr(tree):
     ("Composed(Gaussian(2), PureDP(0.5))", Composed([Gaussian(2.0), PureDP(0.5)])),
     ("  TreeAggregation(noise_multiplier=1.0, steps=1_000)  ", TreeAggregation(1.0, 1000)),
     ("ApproxDP(1, 1e-6)", ApproxDP(1.0, 1e-6)),
+    ("MixtureOfGaussians(1.0, [0, 1.5], (0.9, 0.1))", MixtureOfGaussians(1.0, [0.0, 1.5], [0.9, 0.1])),
+    ("RepeatAndSelect(Gaussian(2.0), mean=5, shape=inf)", RepeatAndSelect(Gaussian(2.0), 5.0)),
+    ("RepeatAndSelect(Gaussian(2.0), 5, 1)", RepeatAndSelect(Gaussian(2.0), 5.0, 1.0)),
+    ("TruncatedSubsampledGaussian(1000, 0.1, 120, 1.0)", TruncatedSubsampledGaussian(1000, 0.1, 120, 1.0)),
 ])
 def test_positional_keyword_and_list_forms(text, expected):
     assert parse_event(text) == expected
@@ -68,6 +75,10 @@ def test_positional_keyword_and_list_forms(text, expected):
     ("PoissonSampled(0.5, [Gaussian(1.0)])", 1, "must be a PrivacyEvent"),
     ("ZCDP(rho=0)", 1, "rho=0 must be > 0"),
     ("TreeAggregation(1.0, 0)", 1, "steps=0"),
+    ("MixtureOfGaussians(1.0, [1.0, Gaussian(1.0)], [1.0])", 26, "expected an event"),
+    ("MixtureOfGaussians(1.0, [1.0], [0.5])", 1, "sum to 1"),
+    ("RepeatAndSelect(Gaussian(1.0), mean=-inf)", 1, "mean=-inf"),
+    ("Gaussian(inf)", 1, "must be finite"),
     ("DiscreteGaussian(float('nan'))", 18, "unknown event 'float'"),
     ("Gaussian(noise_multiplier=1.0, noise_multiplier=2.0)", 49, "given twice"),
     ("Gaussian(1e999)", 1, "must be finite"),

@@ -13,6 +13,12 @@ registered for their type (:mod:`.registry`, :mod:`.families`); compositions and
   leaf of kind "tree" carrying the sub-tree's own normalised leaves; so does every
   ``SampledWithReplacement`` (replace-one only; its inner leaves must be unsampled Gaussian, Laplace or
   randomized response: the families with a k-fold ``group`` version).
+* ``BandMF(z, b, n, q, c)``: ceil(n / b) Gaussians at mu = c / z, Poisson-sampled at rate q when q < 1
+  (the banded-MF sensitivity under b-min-separation and its cyclic-Poisson amplification).
+* ``UserLevel(event, k)``: each of ``event``'s leaves at its family's k-fold group change (unsampled
+  families with a ``group`` only).
+* ``RepeatAndSelect(event, mean, shape)`` becomes a leaf of kind "repeat" carrying ``event``'s own leaves
+  (its Renyi-DP curve is a transform of theirs, :mod:`.families.repeat_select`).
 
 Anything else raises :class:`~dpaudit.errors.UnsupportedEventError` naming the event and the relation,
 before any state is touched.
@@ -22,15 +28,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 from ..errors import UnsupportedEventError
 from ..events import (
+    BandMF,
     Composed,
     PoissonSampled,
     PrivacyEvent,
+    RepeatAndSelect,
     SampledWithoutReplacement,
     SampledWithReplacement,
     SelfComposed,
+    UserLevel,
 )
 from . import families  # noqa: F401  (registers the built-in event families)
 from .leaf import Leaf, LeafCheck
@@ -66,12 +76,11 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
                 mu = math.sqrt(math.fsum(n * leaf.param**2 for leaf, n in sub.items()))
                 return Leaf("gaussian", mu, 2, kind, q)
             if len(sub) == 1 and next(iter(sub.values())) == 1 and next(iter(sub)).sampling is None:
-                only = next(iter(sub))
-                return Leaf(only.kind, only.param, only.buckets, kind, q, only.extra)
+                return replace(next(iter(sub)), sampling=kind, q=q)
             return Leaf("tree", 0.0, 2, kind, q, 0.0, tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
         if q >= 1.0:
             return base
-        return Leaf(base.kind, base.param, base.buckets, kind, q, base.extra)
+        return replace(base, sampling=kind, q=q)
 
     def with_replacement(node: SampledWithReplacement) -> Leaf:
         if relation != "replace_one":
@@ -85,6 +94,28 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         return Leaf("tree", 0.0, 2, "wr", node.sampling_probability, float(node.sample_size),
                     tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
 
+    def band_mf(node: BandMF) -> Leaf:
+        mu = node.column_norm / node.noise_multiplier
+        if node.sampling_probability >= 1.0:
+            return Leaf("gaussian", mu)
+        if relation != "add_remove":
+            raise refuse(node, "the amplified BandMF analysis (cyclic Poisson sampling) is under "
+                               "neighbouring='add_remove' only")
+        return Leaf("gaussian", mu, sampling="poisson", q=node.sampling_probability)
+
+    def user_level(node: UserLevel) -> Counter[Leaf]:
+        k = node.max_contributions
+        grouped: Counter[Leaf] = Counter()
+        for inner_leaf, count in flatten(node.event, 1, relation, owner, check).items():
+            group = FAMILIES.of_kind(inner_leaf.kind).group
+            if inner_leaf.sampling is not None or group is None:
+                raise refuse(node, "user-level accounting by group privacy needs unsampled Gaussian, Laplace, "
+                                   "PureDP or RandomizedResponse events (their k-fold group change is known); "
+                                   f"got a {inner_leaf.kind!r} leaf" +
+                                   (f" under {inner_leaf.sampling} sampling" if inner_leaf.sampling else ""))
+            grouped[group(inner_leaf, k) if k > 1 else inner_leaf] += count
+        return grouped
+
     memo: dict = {}
 
     def walk(node: PrivacyEvent, multiplicity: int) -> None:
@@ -96,6 +127,16 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         if isinstance(node, SelfComposed):
             walk(node.event, multiplicity * node.count)
             return
+        if isinstance(node, BandMF):
+            leaf = band_mf(node)
+            if check is not None and check(leaf, relation) is not None:
+                raise refuse(node, check(leaf, relation))
+            leaves[leaf] += multiplicity * node.participations
+            return
+        if isinstance(node, UserLevel):
+            for leaf, count in user_level(node).items():
+                leaves[leaf] += multiplicity * count
+            return
         known = memo.get(node, memo)  # a leaf already normalised (and checked) in this tree
         if known is not memo:
             if known is not None:
@@ -105,6 +146,10 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
             leaf = sampled(node, node.event, node.sampling_probability, "poisson")
         elif isinstance(node, SampledWithReplacement):
             leaf = with_replacement(node)
+        elif isinstance(node, RepeatAndSelect):  # the best of K runs: its inner tree's leaves, kept together
+            sub = flatten(node.event, 1, relation, owner, check)
+            leaf = Leaf("repeat", node.mean, extra=node.shape,
+                        inner=tuple(sorted(sub.items(), key=lambda item: repr(item[0]))))
         elif isinstance(node, SampledWithoutReplacement):
             if relation != "replace_one":
                 raise refuse(node, "sampling a fixed-size subset without replacement is only defined for "

@@ -28,6 +28,9 @@ class Leaf:
     #: noisy statistics released by one sampled step; sampling "wr" (with replacement) keeps the sample
     #: size in ``extra`` and q = 1 / source_size.
     inner: tuple[tuple[Leaf, int], ...] = ()
+    #: a family's vector parameters (hashable tuples), e.g. a mixture of Gaussians' sensitivities and
+    #: probabilities; kept when the leaf is sampled.
+    data: tuple = ()
 
 #: A hook an accountant uses to refuse a normalised leaf: returns a reason, or None if supported.
 LeafCheck = Callable[[Leaf, str], "str | None"]

@@ -222,15 +222,23 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _epsilon_interval(self, target_delta: float) -> tuple[float, float]:
         upper = self._epsilon(target_delta, pessimistic=True)
-        lower = self._epsilon(target_delta, pessimistic=False)
         refinement = 0
+        try:
+            lower = self._epsilon(target_delta, pessimistic=False)
+        except UnsupportedEventError:  # the optimistic grid would be too large: 0 is the lower end that holds
+            self._last_refinement = 0
+            return 0.0, upper
         if self._bounded_range() is not None:  # the exact optimum's own bracket: no grid to refine
             self._last_refinement = 0
             return min(lower, upper), upper
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
                and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
-            finer = self._epsilon(target_delta, pessimistic=False, refinement=refinement)
+            try:
+                finer = self._epsilon(target_delta, pessimistic=False, refinement=refinement)
+            except UnsupportedEventError:  # a finer grid would be too large: keep the lower end found so far
+                refinement -= 1
+                break
             gain, lower = finer - lower, max(lower, finer)
             if gain < 0.1 * (upper - lower + gain):  # the gap is not the grid's (e.g. a sampled sub-tree's
                 break  # lower side, one component only): a finer grid will not close it

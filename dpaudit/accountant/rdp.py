@@ -62,6 +62,12 @@ def _check(leaf: Leaf, relation: str) -> str | None:
     family = FAMILIES.of_kind(leaf.kind)
     if family.rdp_check is not None and family.rdp_check(leaf, relation) is not None:  # e.g. (eps, delta > 0)
         return family.rdp_check(leaf, relation)
+    if family.rdp_from_inner is not None:  # a transform of its inner tree's curve (repeat and select)
+        for inner, _ in leaf.inner:
+            reason = _check(inner, relation)
+            if reason is not None:
+                return reason
+        return None
     if family.rdp_curve is None:
         return f"no Renyi-DP curve is known for leaf kind {leaf.kind!r} (use PLDAccountant)"
     if leaf.sampling == "poisson" and relation == "replace_one" and not family.rdp_poisson_replace_one:
@@ -197,6 +203,9 @@ class RDPAccountant(AttackRiskReadouts):
                 return poisson_general_rdp(a, leaf.q, self._tree_curve(leaf))
             pure = math.fsum(n * self._leaf_pure(inner) for inner, n in leaf.inner)
             return wor_general_rdp(a, leaf.q, self._tree_curve(leaf), pure)
+        from_inner = FAMILIES.of_kind(leaf.kind).rdp_from_inner
+        if from_inner is not None:  # unsampled (see _check)
+            return from_inner(a, self._tree_curve(leaf)(a), leaf)
         scale = self._sensitivity(leaf)
         if leaf.sampling is None:
             return self._base_curve(leaf, scale)(a)

@@ -68,6 +68,8 @@ class Family:
             conversion (sampled zCDP): the PLD accountant also takes the RDP bound of the tree.
         approx_level: (leaf, scale) -> the (epsilon, delta) guarantee of one unsampled run with delta > 0,
             for basic composition (None: only its pure level, ``pure_epsilon``, is used there).
+        rdp_from_inner: (orders, inner curve at the orders, leaf) -> the leaf's Renyi-DP curve, for a leaf
+            that wraps an inner tree (``Leaf.inner``) and transforms its composed curve (repeat and select).
     """
 
     name: str
@@ -90,6 +92,7 @@ class Family:
     sampled_lower_side: bool = False
     approx_level: Callable[[Leaf, float], tuple[float, float]] | None = None
     sampled_pld_loose: bool = False
+    rdp_from_inner: Callable[[Any, Any, Leaf], Any] | None = None
 
 
 class Registry:

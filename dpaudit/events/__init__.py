@@ -22,7 +22,15 @@ Conventions (shared by every accountant):
   noise_multiplier / sqrt(ceil(log2(steps + 1))) (dp_accounting's single-epoch tree aggregation).
 - ``PoissonSampled(sampling_probability, event)`` runs ``event`` on a Poisson subsample;
   ``SampledWithoutReplacement(source_size, sample_size, event)`` on a uniformly random subset of fixed
-  size (meaningful under replace-one only).
+  size (meaningful under replace-one only): DP-SGD with a fixed batch of B out of n records per step is
+  ``SampledWithoutReplacement(n, B, Gaussian(z))`` (``SampledWithReplacement`` for draws with replacement).
+- ``MixtureOfGaussians(sigma, c, p)``: N(0, sigma^2) against sum_i p_i N(c_i, sigma^2) (matrix-mechanism
+  amplification; add/remove, PLD). ``TruncatedSubsampledGaussian(n, q, B, z)``: a Poisson sample cut to at most
+  B records (PLD, either relation). ``RepeatAndSelect(event, mean, shape)``: the best of a random number of
+  runs (hyperparameter tuning; RDP). ``UserLevel(event, k)``: user-level neighbours, a user contributing at
+  most k records (group privacy). ``RandomAllocation(z, t)``: each record in one random step of t (PLD upper
+  and lower). ``BandMF(z, b, n, q, column_norm)``: DP-FTRL with a b-banded factorisation, b-min-separated or
+  cyclic-Poisson (amplified) participation.
 
 Example:
     >>> step = PoissonSampled(0.01, Gaussian(noise_multiplier=1.0))
@@ -37,20 +45,26 @@ from .tree import (
     NEIGHBOURING_RELATIONS,
     ZCDP,
     ApproxDP,
+    BandMF,
     BoundedRange,
     Composed,
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
     Laplace,
+    MixtureOfGaussians,
     PoissonSampled,
     PrivacyEvent,
     PureDP,
+    RandomAllocation,
     RandomizedResponse,
-    SampledWithoutReplacement,
+    RepeatAndSelect,
     SampledWithReplacement,
+    SampledWithoutReplacement,
     SelfComposed,
     TreeAggregation,
+    TruncatedSubsampledGaussian,
+    UserLevel,
     check_event,
     check_neighbouring,
     iter_leaves,
@@ -77,6 +91,12 @@ __all__ = [
     "ApproxDP",
     "BoundedRange",
     "TreeAggregation",
+    "MixtureOfGaussians",
+    "TruncatedSubsampledGaussian",
+    "RepeatAndSelect",
+    "UserLevel",
+    "RandomAllocation",
+    "BandMF",
     "from_dp_accounting",
     "to_dp_accounting",
 ]

@@ -21,12 +21,18 @@ Counterparts (dpaudit <-> dp_accounting):
 ``PoissonSampled``,                       ``PoissonSampledDpEvent``,
 ``SampledWithoutReplacement``             ``SampledWithoutReplacementDpEvent``
 (``SampledWithReplacement``)              ``SampledWithReplacementDpEvent`` (when dpaudit has the event)
-``PureDP(0.0)`` (from)                    ``NoOpDpEvent``, empty compositions, zero counts or rates
+``MixtureOfGaussians(s, c, p)``            ``MixtureOfGaussiansDpEvent(s, c, p)``
+``TruncatedSubsampledGaussian(n, q, B, z)`` ``TruncatedSubsampledGaussianDpEvent(n, q, B, z)``
+``RepeatAndSelect(e, mean, shape)``       ``RepeatAndSelectDpEvent(e, mean, shape)``
+``PureDP(0.0)`` (from)                    ``NoOpDpEvent``, empty compositions, zero counts or rates, a
+                                          mixture whose sensitivities are all 0, a truncated sample of size 0
 ========================================  ==========================================================
 
-No counterpart: ``DiscreteGaussian`` and ``BoundedRange`` (to), ``NonPrivateDpEvent``,
-``UnsupportedDpEvent``, ``RepeatAndSelectDpEvent``, ``MixtureOfGaussiansDpEvent``,
-``TruncatedSubsampledGaussianDpEvent`` and ``ZCDpEvent`` with ``xi > 0`` (from).
+Every dp_accounting event type is converted except those with no sound meaning as a dpaudit event:
+``NonPrivateDpEvent`` (no finite guarantee), ``UnsupportedDpEvent`` (dp_accounting's own marker) and
+``ZCDpEvent`` with ``xi > 0`` ((xi, rho)-zCDP: reading it as rho-zCDP would understate it). No counterpart
+in dp_accounting (to): ``DiscreteGaussian``, ``BoundedRange``, ``UserLevel``, ``RandomAllocation``, ``BandMF``, and ``ApproxDP`` with delta > 0 on versions
+without an (epsilon, delta) event.
 
 **Noise-multiplier convention.** dpaudit's ``noise_multiplier`` is relative to C, the bound on one
 record's norm: under replace-one the sensitivity is 2C, so ``Gaussian(z)`` under
@@ -105,7 +111,8 @@ def _from(m: Any, node: Any, path: str) -> ev.PrivacyEvent:
         return ev.RandomizedResponse(round_up(math.log1p(k * (1.0 - p) / p), ulps=8), k)  # never a smaller epsilon
     if isinstance(node, m.ZCDpEvent):
         if getattr(node, "xi", 0.0):
-            raise _unsupported(node, path, "only xi = 0 (rho-zCDP) is supported")
+            raise _unsupported(node, path, "(xi, rho)-zCDP with xi > 0 has no dpaudit counterpart, and reading it as "
+                                           "rho-zCDP would understate it")
         return nothing if node.rho == 0 else ev.ZCDP(node.rho)
     epsilon_delta = getattr(m, "EpsilonDeltaDpEvent", None)
     if epsilon_delta is not None and isinstance(node, epsilon_delta):
@@ -134,6 +141,21 @@ def _from(m: Any, node: Any, path: str) -> ev.PrivacyEvent:
         if with_replacement is None:
             raise _unsupported(node, path, "dpaudit has no sampling-with-replacement event")
         return with_replacement(node.source_dataset_size, node.sample_size, _from(m, node.event, f"{path}.event"))
+    if isinstance(node, m.MixtureOfGaussiansDpEvent):
+        if all(c == 0 for c in node.sensitivities):
+            return nothing
+        if node.standard_deviation == 0:
+            raise _unsupported(node, path, "standard_deviation 0 is not private")
+        return ev.MixtureOfGaussians(node.standard_deviation, list(node.sensitivities), list(node.sampling_probs))
+    if isinstance(node, m.TruncatedSubsampledGaussianDpEvent):
+        if node.sampling_probability == 0 or node.truncated_batch_size == 0 or node.dataset_size == 0:
+            return nothing
+        if node.noise_multiplier == 0:
+            raise _unsupported(node, path, "noise_multiplier 0 is not private")
+        return ev.TruncatedSubsampledGaussian(node.dataset_size, node.sampling_probability,
+                                              min(node.truncated_batch_size, node.dataset_size), node.noise_multiplier)
+    if isinstance(node, m.RepeatAndSelectDpEvent):
+        return ev.RepeatAndSelect(_from(m, node.event, f"{path}.event"), node.mean, node.shape)
     reasons = {"NonPrivateDpEvent": "a non-private step has no finite guarantee",
                "UnsupportedDpEvent": "dp_accounting marks it unsupported"}
     raise _unsupported(node, path, reasons.get(type(node).__name__, "dpaudit has no such event"))
@@ -182,6 +204,17 @@ def _to(m: Any, node: ev.PrivacyEvent, path: str) -> Any:
     with_replacement = getattr(ev, "SampledWithReplacement", None)
     if with_replacement is not None and isinstance(node, with_replacement):
         return m.SampledWithReplacementDpEvent(node.source_size, node.sample_size, _to(m, node.event, f"{path}.event"))
+    if isinstance(node, ev.MixtureOfGaussians):
+        return m.MixtureOfGaussiansDpEvent(node.standard_deviation, list(node.sensitivities), list(node.sampling_probs))
+    if isinstance(node, ev.TruncatedSubsampledGaussian):
+        return m.TruncatedSubsampledGaussianDpEvent(node.dataset_size, node.sampling_probability,
+                                                    node.truncated_batch_size, node.noise_multiplier)
+    if isinstance(node, ev.RepeatAndSelect):
+        return m.RepeatAndSelectDpEvent(_to(m, node.event, f"{path}.event"), node.mean, node.shape)
     reasons = {"DiscreteGaussian": "dp_accounting has no discrete Gaussian event",
-               "BoundedRange": "dp_accounting has no bounded-range (exponential mechanism) event"}
+               "BoundedRange": "dp_accounting has no bounded-range (exponential mechanism) event",
+               "UserLevel": "dp_accounting has no user-level event (convert the event with its sensitivity scaled)",
+               "RandomAllocation": "this dp_accounting release has no random-allocation event",
+               "BandMF": "dp_accounting has no banded matrix factorisation event (jax_privacy builds it from "
+                         "Poisson-sampled Gaussians)"}
     raise _unsupported(node, path, reasons.get(type(node).__name__, "dp_accounting has no such event"))

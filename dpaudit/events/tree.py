@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,8 @@ from .._validation import (
     check_epsilon,
     check_positive,
     check_positive_int,
+    check_real,
+    check_real_sequence,
     check_sampling_probability,
 )
 from ..errors import InvalidArgument, InvalidArgumentType
@@ -37,6 +40,12 @@ __all__ = [
     "ApproxDP",
     "BoundedRange",
     "TreeAggregation",
+    "MixtureOfGaussians",
+    "TruncatedSubsampledGaussian",
+    "RepeatAndSelect",
+    "UserLevel",
+    "RandomAllocation",
+    "BandMF",
 ]
 
 NEIGHBOURING_RELATIONS: tuple[str, ...] = ("add_remove", "replace_one")
@@ -310,3 +319,152 @@ class SampledWithReplacement(PrivacyEvent):
 
     def children(self) -> tuple[PrivacyEvent, ...]:
         return (self.event,)
+
+
+# --------------------------------------------------------------------------- 2026 training schedules
+
+
+@dataclass(frozen=True, init=False)
+class MixtureOfGaussians(PrivacyEvent):
+    """The mixture-of-Gaussians mechanism (Choquette-Choo et al. 2024, arXiv:2310.15526; dp_accounting's
+    MixtureOfGaussiansDpEvent): without the record the output is N(0, sigma^2), with it
+    sum_i p_i N(c_i, sigma^2) (the amplified matrix mechanism: the record's contribution c_i is random).
+    ``standard_deviation`` sigma and ``sensitivities`` c_i >= 0 are absolute; ``sampling_probs`` p_i sum
+    to 1 (within 1e-12, then normalised). Defined under add/remove-one only."""
+
+    standard_deviation: float
+    sensitivities: tuple[float, ...]
+    sampling_probs: tuple[float, ...]
+
+    def __init__(self, standard_deviation: float, sensitivities: Any, sampling_probs: Any) -> None:
+        sigma = check_positive(standard_deviation, "standard_deviation")
+        c = check_real_sequence(sensitivities, "sensitivities", minimum=0.0)
+        p = check_real_sequence(sampling_probs, "sampling_probs", minimum=0.0)
+        if c.size != p.size:
+            raise InvalidArgument("sampling_probs", f"sampling_probs has {p.size} entries, sensitivities {c.size}: "
+                                                    "they must be the same length")
+        total = math.fsum(p.tolist())
+        if abs(total - 1.0) > 1e-12:
+            raise InvalidArgument("sampling_probs", f"sampling_probs must sum to 1, got {total!r}")
+        object.__setattr__(self, "standard_deviation", sigma)
+        object.__setattr__(self, "sensitivities", tuple(float(x) for x in c))
+        object.__setattr__(self, "sampling_probs", tuple(float(x) / total for x in p))
+
+
+@dataclass(frozen=True)
+class TruncatedSubsampledGaussian(PrivacyEvent):
+    """The Gaussian mechanism on a truncated Poisson sample (dp_accounting's TruncatedSubsampledGaussianDpEvent;
+    arXiv:2508.15089): each of ``dataset_size`` records is sampled with probability ``sampling_probability``;
+    a sample larger than ``truncated_batch_size`` is cut to a uniformly random subset of that size; Gaussian
+    noise of standard deviation noise_multiplier * C is added to the sum (C: one record's L2 bound)."""
+
+    dataset_size: int
+    sampling_probability: float
+    truncated_batch_size: int
+    noise_multiplier: float
+
+    def __post_init__(self) -> None:
+        n = check_positive_int(self.dataset_size, "dataset_size")
+        b = check_positive_int(self.truncated_batch_size, "truncated_batch_size")
+        if b > n:
+            raise InvalidArgument("truncated_batch_size", f"truncated_batch_size={b} must be <= dataset_size={n}")
+        object.__setattr__(self, "dataset_size", n)
+        object.__setattr__(self, "truncated_batch_size", b)
+        object.__setattr__(self, "sampling_probability", check_sampling_probability(self.sampling_probability))
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+
+
+@dataclass(frozen=True)
+class RepeatAndSelect(PrivacyEvent):
+    """Hyperparameter tuning: ``event`` is run K times, K random with mean ``mean`` >= 1, and only the best
+    run is released (Papernot & Steinke 2022, arXiv:2110.03620; dp_accounting's RepeatAndSelectDpEvent).
+    ``shape`` picks K's law: ``inf`` Poisson, 0 logarithmic, 1 geometric, otherwise the truncated negative
+    binomial with that shape."""
+
+    event: PrivacyEvent
+    mean: float
+    shape: float = math.inf
+
+    def __post_init__(self) -> None:
+        check_event(self.event)
+        mean = check_real(self.mean, "mean")
+        if not (math.isfinite(mean) and mean >= 1.0):
+            raise InvalidArgument("mean", f"mean={self.mean!r} must be a finite number >= 1 (expected runs)")
+        shape = check_real(self.shape, "shape")
+        if math.isnan(shape) or shape < 0:
+            raise InvalidArgument("shape", f"shape={self.shape!r} must be >= 0 (inf: Poisson)")
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "shape", shape)
+
+    def children(self) -> tuple[PrivacyEvent, ...]:
+        return (self.event,)
+
+
+@dataclass(frozen=True)
+class UserLevel(PrivacyEvent):
+    """``event`` under user-level neighbours: one user contributes at most ``max_contributions`` records, and
+    the neighbouring datasets differ in one user's records. Accounted by group privacy over the user's
+    records (Dwork & Roth 2014, Thm 2.2; for Gaussian and Laplace noise exactly: the sensitivity scales by
+    ``max_contributions``; an eps-DP step is (k eps)-DP)."""
+
+    event: PrivacyEvent
+    max_contributions: int
+
+    def __post_init__(self) -> None:
+        check_event(self.event)
+        object.__setattr__(self, "max_contributions", check_positive_int(self.max_contributions, "max_contributions"))
+
+    def children(self) -> tuple[PrivacyEvent, ...]:
+        return (self.event,)
+
+
+@dataclass(frozen=True)
+class RandomAllocation(PrivacyEvent):
+    """Random allocation (balls in bins; Feldman & Shenfeld 2025, arXiv:2502.08202): each record is used in
+    exactly one of ``num_steps`` steps, chosen uniformly at random; each step adds Gaussian noise of standard
+    deviation noise_multiplier * C to its sum. One event is the whole allocation round (an epoch); compose
+    it for several epochs."""
+
+    noise_multiplier: float
+    num_steps: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        object.__setattr__(self, "num_steps", check_positive_int(self.num_steps, "num_steps"))
+
+
+@dataclass(frozen=True)
+class BandMF(PrivacyEvent):
+    """DP-FTRL with a b-banded matrix factorisation (BandMF; Choquette-Choo, Ganesh, McKenna, McMahan, Rush,
+    Thakurta & Xu 2023, "(Amplified) banded matrix factorization", arXiv:2306.08153) over ``num_steps`` steps
+    with ``num_bands`` = b bands, Gaussian noise of standard deviation noise_multiplier * C, and the strategy
+    matrix's largest column L2 norm ``column_norm`` (1 for the usual normalised strategies).
+
+    ``sampling_probability`` = 1: b-min-separated participation (a record in at most ceil(n / b) steps, any
+    two at least b apart): the columns a record touches have disjoint supports, so its sensitivity is
+    sqrt(ceil(n / b)) * column_norm C. ``sampling_probability`` q < 1: cyclic Poisson sampling (records split
+    into b groups, group i eligible in the steps congruent to i mod b, each record Poisson-sampled with rate q
+    there; add/remove only): dominated by ceil(n / b) Poisson-sampled Gaussians at noise multiplier
+    noise_multiplier / column_norm (the paper's amplification theorem, as jax_privacy accounts for it)."""
+
+    noise_multiplier: float
+    num_bands: int
+    num_steps: int
+    sampling_probability: float = 1.0
+    column_norm: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        steps = check_positive_int(self.num_steps, "num_steps")
+        bands = check_positive_int(self.num_bands, "num_bands")
+        if bands > steps:
+            raise InvalidArgument("num_bands", f"num_bands={bands} must be <= num_steps={steps}")
+        object.__setattr__(self, "num_steps", steps)
+        object.__setattr__(self, "num_bands", bands)
+        object.__setattr__(self, "sampling_probability", check_sampling_probability(self.sampling_probability))
+        object.__setattr__(self, "column_norm", check_positive(self.column_norm, "column_norm"))
+
+    @property
+    def participations(self) -> int:
+        """Most steps one record can take part in: ceil(num_steps / num_bands)."""
+        return -(-self.num_steps // self.num_bands)

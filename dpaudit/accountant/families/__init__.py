@@ -15,9 +15,13 @@ from . import (
     discrete_laplace,
     gaussian,
     laplace,
+    mixture_gaussians,
+    random_allocation,
     randomized_response,
+    repeat_select,
     sampled_tree,
     tree_aggregation,
+    truncated_gaussian,
     zcdp,
 )
 
@@ -33,3 +37,7 @@ FAMILIES.register(bounded_range.FAMILY)
 FAMILIES.register(zcdp.FAMILY)
 FAMILIES.register(tree_aggregation.FAMILY)
 FAMILIES.register(sampled_tree.FAMILY)
+FAMILIES.register(mixture_gaussians.FAMILY)
+FAMILIES.register(truncated_gaussian.FAMILY)
+FAMILIES.register(repeat_select.FAMILY)
+FAMILIES.register(random_allocation.FAMILY)
