@@ -1,5 +1,9 @@
 """Privacy-loss-distribution (PLD) accountant: numerically tight epsilon and delta of event trees.
 
+Over 500 lines on purpose: every read-out (epsilon, delta, the certified intervals, profile, trade-off,
+risk) and the grid planning with its size refusals share one cache of composed grids per accountant;
+split apart, each would reach into the others' cache.
+
 Every event tree is reduced to a multiset of leaf mechanisms (:mod:`.event_tree`), each leaf's exact
 privacy-loss pair is discretised on a common grid (:mod:`.leaf_plds` and :mod:`.families`), and the leaves are composed by
 FFT convolution with exponentiation by squaring (:mod:`.pld_core.grid`). Both adjacency directions are

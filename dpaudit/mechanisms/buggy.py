@@ -1,5 +1,8 @@
 """Known-bad mechanisms, each named after its bug: the auditor must catch every one of them.
 
+Over 500 lines on purpose: a flat catalog of small, independent classes that the benchmarks and tests read
+as one list (``dpaudit.mechanisms.catalog``); each class is a few lines and imports nothing of the others.
+
 Each class claims the guarantee of its correct twin (``.privacy``) but violates it. Class attributes:
 ``bug`` (what is wrong, one line) and ``twin`` (the correct mechanism); instance attributes
 ``true_epsilon`` (the exact epsilon at the claimed delta where known: a float, ``math.inf``, or None if
@@ -464,7 +467,7 @@ KNOWN_BAD: tuple[type, ...] = (
 )
 
 
-# -------------------------------------------------------------------- structural leaks (issue 18)
+# -------------------------------------------------------------------- structural leaks
 class LaplaceSnappedNoiseOffGrid(LaplaceMechanism):
     """Laplace noise snapped to the grid ``granularity`` Z and added to a value that is not on the grid,
     y = f(x) + g round(Lap(b) / g). Every output keeps the residue f(x) mod g, so two inputs whose answers
