@@ -64,8 +64,8 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
         methods: the subset of :data:`METHODS` to try.
 
     Raises:
-        UnsupportedEventError: when the PLD accountant (which supports every event the others do)
-            cannot account for the tree. A tree it supports but whose grid it refuses to build (too many
+        UnsupportedEventError: when neither the PLD accountant nor the RDP accountant can account for the
+            tree (the RDP accountant alone analyses repeat-and-select). A tree it supports but whose grid it refuses to build (too many
             cells, losses beyond the float range) is bounded by the other candidates (RDP, pure).
     """
     from ..errors import InvalidArgument, UnsupportedEventError
@@ -78,8 +78,17 @@ def epsilon_upper(event: PrivacyEvent, target_delta: float, *, neighbouring: str
     unknown = set(methods) - set(METHODS)
     if unknown or not methods:
         raise InvalidArgument("methods", f"methods={methods!r} must be a non-empty subset of {METHODS}")
-    pld = PLDAccountant(neighbouring).compose(event)
     candidates: dict[str, float] = {}
+    try:
+        pld = PLDAccountant(neighbouring).compose(event)
+    except UnsupportedEventError as refused:  # an event only the RDP accountant analyses (repeat and select)
+        if "rdp" not in methods:
+            raise
+        try:
+            candidates["rdp"] = RDPAccountant(neighbouring).compose(event).epsilon(target_delta)
+        except UnsupportedEventError:
+            raise refused from None
+        return EpsilonUpper(candidates["rdp"], "rdp", target_delta, neighbouring, candidates)
     if "pure" in methods:
         candidates["pure"] = pld._pure_epsilon(target_delta)
     if "gdp" in methods:
