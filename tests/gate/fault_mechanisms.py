@@ -96,3 +96,9 @@ def chatters_forever(data, size, rng):
     """Prints without pause and never returns."""
     while True:
         print("still here")
+
+
+def hoards_memory(data, size, rng):
+    """Allocates (and touches) about 1.5 GiB before answering: past a 512 MiB memory limit."""
+    hoard = np.ones(200_000_000)
+    return np.sum(data) + rng.laplace(0.0, 1.0, size) + 0.0 * hoard[0]

@@ -59,19 +59,37 @@ def test_a_huge_foreign_baseline_gives_a_short_error(tmp_path, capsys):
     assert code == 2 and str(baseline) in err and "199995 more" in err and len(err) < 1000
 
 
-def test_an_accountant_past_the_memory_limit_is_stopped_with_one_line(capsys, monkeypatch):
+def test_a_budget_beyond_every_grid_is_refused_in_bounded_memory(capsys, monkeypatch):
+    """Noise 1e-6 over 100 sampled steps: no grid fits, so the accountant refuses (one line naming the
+    alternative) instead of growing; it stays inside a 512 MiB limit."""
     monkeypatch.setenv("DPAUDIT_MEMORY_LIMIT", "512MiB")
     code, out, err = run(capsys, "budget", "dpsgd", "--noise-multiplier", "1e-6", "--sampling-probability", "0.01",
                          "--steps", "100", "--target-delta", "1e-5")
-    assert code == 3 and "out of memory" in err and "512 MiB" in err and err.count("\n") == 1
+    assert code == 2 and "RDPAccountant" in err and err.count("\n") == 1
 
 
-def test_a_gate_budget_past_the_memory_limit_is_that_entrys_error(tmp_path, capsys):
+def test_a_tiny_noise_gate_budget_is_answered_exactly(tmp_path, capsys):
+    """Gaussian(1e-6) is read off its exact GDP curve: a finding (exit 1), not a memory failure."""
     config = tmp_path / "gate.toml"
     config.write_text('[gate]\nmemory_limit = "512MiB"\n[[budget]]\nname = "tiny-noise"\nevent = "Gaussian(1e-6)"\n'
                       'delta = 1e-5\nmax_epsilon = 8.0\n')
     code, out, err = run(capsys, "check", config)
-    assert code == 3 and "tiny-noise" in out and "ran out of memory" in out and "512 MiB" in out
+    assert code == 1 and "tiny-noise" in out and "EXCEEDED" in out
+
+
+def test_a_mechanism_past_the_memory_limit_is_stopped_with_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("DPAUDIT_MEMORY_LIMIT", "512MiB")
+    code, out, err = run(capsys, "audit", f"{M}:hoards_memory", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "2",
+                         "--samples", "2000", "--workers", "1")
+    assert code == 3 and "mechanism" in err and "MemoryError" in err and err.count("\n") == 1
+
+
+def test_a_gate_entry_past_the_memory_limit_is_that_entrys_error(tmp_path, capsys):
+    config = tmp_path / "gate.toml"
+    config.write_text(GOOD.replace("workers = 1", 'workers = 1\nmemory_limit = "512MiB"')
+                      .replace(f"{M}:laplace", f"{M}:hoards_memory").replace('"good"', '"hoarder"'))
+    code, out, err = run(capsys, "check", config)
+    assert code == 3 and "hoarder" in out and "MemoryError" in out
 
 
 def test_a_memory_limit_that_is_not_a_size_is_a_config_error(tmp_path, capsys):

@@ -48,7 +48,7 @@ CONSTRUCTORS = [
     (AboveThreshold, dict(epsilon=1.0, threshold=0.0, k=0), ValueError, "k"),
     (SparseVector, dict(epsilon=1.0, threshold=0.0, c=0, k=3), ValueError, "c"),
     (SparseVector, dict(epsilon=1.0, threshold=0.0, c=1, k=3, delta=2.0), ValueError, "delta"),
-    (SparseVector, dict(epsilon=500.0, threshold=0.0, c=2, k=3, delta=0.1), ValueError, "epsilon"),
+    (SparseVector, dict(epsilon=float("inf"), threshold=0.0, c=2, k=3, delta=0.1), ValueError, "epsilon"),
     (NetMechanism, dict(epsilon=1.0, queries=[[1, 0]], alpha=0.0, n=10), ValueError, "alpha"),
     (NetMechanism, dict(epsilon=1.0, queries=[[1, 0]], alpha=0.5, n=0), ValueError, "n"),
     (FactorizationMechanism, dict(epsilon=1.0, delta=1e-5, strategy=np.eye(2)), TypeError, "strategy"),
