@@ -63,7 +63,7 @@ from .._limits import DEFAULT_MEMORY_LIMIT, parse_memory
 from .._loading import pairs_from
 from ..errors import ConfigError, DPAuditError
 from .mechanism_fields import entry_mechanism, entry_pairs
-from .replay_entries import parse_replay
+from .replay_entries import parse_replay, replay_name
 from .score_audit import parse_score_audit
 from .training_audit import parse_training_audit
 from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_event, entry_timeout
@@ -100,6 +100,7 @@ class AuditSpec:
     claim: Any = None  # the claimed trade-off curve (event, Guarantee or GDP mu); None: the mechanism's .event
     curve: bool | None = None  # audit the whole curve; None: when there is a claim (or .event) and one pair
     sequential: bool = True  # certify in looks and stop early; False: the whole budget
+    replay: bool = False  # also record/replay the mechanism on the pairs, before the audits (a "NAME (replay)" row)
 
     def audits_curve(self) -> bool:
         """Whether this entry audits the privacy curve (``audit_curve``) rather than one point (``audit``)."""
@@ -173,7 +174,7 @@ class GateConfig:
 def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSpec:
     entry = Table(path, "audit", index, table, {"name", "mechanism", "example", "neighbours", "d", "d_prime", "epsilon",
                                                    "delta", "samples", "confidence_level", "top", "timeout", "claim", "curve",
-                                                   "sequential"})
+                                                   "sequential", "replay"})
     name = entry.get("name", str)
     mechanism, example, source = entry_mechanism(entry)
     pairs = entry_pairs(entry, example)
@@ -199,6 +200,7 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         claim=claim,
         curve=curve,
         sequential=entry.get("sequential", bool, settings.sequential),
+        replay=entry.get("replay", bool, False),
     )
 
 
@@ -400,6 +402,7 @@ def load_config(path: str | Path) -> GateConfig:
     score_audits += tuple(parse_training_audit(label, i, t, settings) for i, t in enumerate(document.get("training_audit", [])))
     replays = tuple(parse_replay(label, i, t, settings) for i, t in enumerate(document.get("replay", [])))
     names = [spec.name for spec in (*audits, *accuracy, *budgets, *score_audits, *replays)]
+    names += [replay_name(spec.name) for spec in audits if spec.replay]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"{label}: entry name {duplicates[0]!r} is used more than once; names must be unique")

@@ -16,6 +16,9 @@ timeout = 60
 ```
 The entry fails (exit 1) when a measured shift implies an epsilon (a lower bound) above the claim; a
 mechanism that cannot be instrumented is an error (exit 3). Diverging draws are reported, not failed.
+
+An ``[[audit]]`` entry with ``replay = true`` gets the same replay of its own mechanism, pairs and claim
+(``audit_replay``), as a row named "NAME (replay)"; its statistical audit runs as usual after it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 from .mechanism_fields import entry_mechanism, entry_pairs
 from .tables import DELTA, EPSILON, Table, entry_event, entry_timeout
 
-__all__ = ["ReplaySpec", "parse_replay", "run_replay_entry", "replay_error_row"]
+__all__ = ["ReplaySpec", "parse_replay", "audit_replay", "replay_name", "run_replay_entry", "replay_error_row"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,20 @@ def parse_replay(path: str, index: int, table: Any, settings: Any) -> ReplaySpec
                       seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"),
                       seeds=entry.get("seeds", int, 3, check=lambda v: v >= 2, rule=">= 2"), source=source,
                       claim_text=claim_text, timeout=entry_timeout(entry, settings), generated=generated)
+
+
+def replay_name(audit_name: str) -> str:
+    """The name of the replay row of an ``[[audit]]`` entry with ``replay = true``."""
+    return f"{audit_name} (replay)"
+
+
+def audit_replay(spec: Any, seed: int) -> ReplaySpec:
+    """The replay of an ``[[audit]]`` entry (an AuditSpec with ``replay = true``): its mechanism, its pairs (or
+    neighbours callable) and its (epsilon, delta) claim, seeded with the gate seed."""
+    return ReplaySpec(name=replay_name(spec.name), mechanism=spec.mechanism, pairs=tuple(spec.pairs),
+                      neighbours=spec.neighbours, epsilon=spec.epsilon, delta=spec.delta, event=None, seed=seed,
+                      seeds=3, source=spec.source, claim_text=f"epsilon {spec.epsilon:g}, delta {spec.delta:g}",
+                      timeout=spec.timeout)
 
 
 def _pairs_of(spec: ReplaySpec) -> list[tuple[Any, Any]]:

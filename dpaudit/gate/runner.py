@@ -38,7 +38,7 @@ from .curve_entries import curve_entry, sequential_fields
 from .executors import Job, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
-from .replay_entries import replay_error_row, run_replay_entry
+from .replay_entries import audit_replay, replay_error_row, run_replay_entry
 from .score_audit import run_score_audit
 from .seeds import entry_seed
 
@@ -399,7 +399,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     records = _baseline_records(baseline, config)
     score_specs = getattr(config, "score_audits", ())
     score_alphas = [settings.false_alarm_rate / m if settings.false_alarm_rate else 1.0 - s.confidence_level for s in score_specs]
-    replay_specs = getattr(config, "replays", ())
+    # [[replay]] entries, then the replays of [[audit]] entries with replay = true (their audits run as usual)
+    replay_specs = (*getattr(config, "replays", ()), *(audit_replay(spec, seed) for spec in config.audits if spec.replay))
     total = len(config.audits) + len(config.accuracy) + len(config.budgets) + len(score_specs) + len(replay_specs)
     position = 0
 

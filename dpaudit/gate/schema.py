@@ -94,6 +94,11 @@ def _sections() -> tuple[Section, ...]:
             "audit the whole privacy curve (`audit_curve`: certified trade-off points and a mu-GDP lower bound) "
             "rather than one (epsilon, delta) point"),
         Key("sequential", "boolean", "no", "[gate] sequential", "stop early (true) or draw the whole budget (false)"),
+        Key("replay", "boolean", "no", "false",
+            "also record/replay the mechanism on the entry's pairs against its (epsilon, delta) claim, before the "
+            "audits, as a row \"NAME (replay)\" (as a `[[replay]]` entry: a violation fails with exit code 1, an "
+            "uninstrumentable mechanism is an error, exit code 3; diverging draws are reported and the statistical "
+            "audit decides)"),
         _TIMEOUT,
     ))
     accuracy = Section("accuracy", True, "An accuracy theorem P[error > alpha] <= beta, tested with an exact binomial test "
