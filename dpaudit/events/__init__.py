@@ -40,6 +40,7 @@ Example:
 
 from __future__ import annotations
 
+from . import tree
 from .conversion import from_dp_accounting, to_dp_accounting
 from .tree import (
     NEIGHBOURING_RELATIONS,
@@ -70,33 +71,4 @@ from .tree import (
     iter_leaves,
 )
 
-__all__ = [
-    "NEIGHBOURING_RELATIONS",
-    "check_neighbouring",
-    "check_event",
-    "PrivacyEvent",
-    "Laplace",
-    "Gaussian",
-    "PureDP",
-    "RandomizedResponse",
-    "Composed",
-    "SelfComposed",
-    "PoissonSampled",
-    "SampledWithoutReplacement",
-    "SampledWithReplacement",
-    "iter_leaves",
-    "DiscreteGaussian",
-    "DiscreteLaplace",
-    "ZCDP",
-    "ApproxDP",
-    "BoundedRange",
-    "TreeAggregation",
-    "MixtureOfGaussians",
-    "TruncatedSubsampledGaussian",
-    "RepeatAndSelect",
-    "UserLevel",
-    "RandomAllocation",
-    "BandMF",
-    "from_dp_accounting",
-    "to_dp_accounting",
-]
+__all__ = [*tree.__all__, "from_dp_accounting", "to_dp_accounting"]
