@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from ..auditor import audit, check_accuracy, holm_adjust, search_pairs
+from ..auditor import audit, check_accuracy, holm_adjust, preload_boosting, search_pairs
 from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
 from .curve_entries import curve_entry, sequential_fields
-from .executors import Job, entry_executor
+from .executors import Job, LocalEntries, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
 from .replay_entries import audit_replay, replay_error_row, run_replay_entry
@@ -420,6 +420,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
             what = f"running {kind} {spec.name!r}" + (f" (mechanism {source})" if source else "")
             return executor.submit(Job(kind, spec.name, function, arguments, limit, memory_limit=memory, what=what))
 
+        if isinstance(executor, LocalEntries) and len(config.audits) > 1:
+            preload_boosting()  # the audits' witness search may fit boosted trees: forked entries inherit the import
         # replays first: deterministic and fast, their findings come before the statistical audits'
         replay_jobs = [job("replay", spec, run_replay_entry, (spec,)) for spec in replay_specs]
         replay_rows = []
