@@ -146,9 +146,10 @@ def search_pairs(
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
     Returns the best certified pair; its bound holds with probability >= confidence_level jointly
-    with the other certified pairs' (Bonferroni over ``top``). When ``top`` covers every pair, none is screened
-    (``screened`` is empty): all are certified, in their given order (a tie keeps the first). ``keep_details`` keeps the certified
-    audits' details (for report figures drawn from the same numbers as the tables). The screening audits
+    with the other certified pairs' (Bonferroni over ``top``). When ``top`` covers every pair, none is
+    screened (``screened`` is empty): all are certified, in their given order (a tie keeps the first).
+    ``keep_details`` keeps the certified audits' details (for report figures drawn from the same numbers
+    as the tables). The screening audits
     use their whole (small) budget, so the ranking compares like with like; the certified audits are
     sequential unless ``sequential=False`` (:func:`~dpaudit.audit`).
 
