@@ -296,15 +296,17 @@ PHASES = (("point audits (search_pairs + audit)", "auditor/pairs.py", "search_pa
 
 
 def gate_phases(fixed: bool) -> tuple[dict, list[str]]:
-    """Seconds per phase of the gate run in this process (no child processes: the profile sees every entry), and the
-    audits whose witness search stopped at its pilot."""
+    """Seconds per phase of the gate run in this process, one entry after the other (no child processes or threads:
+    the profile sees every entry), and the audits whose witness search stopped at its pilot."""
     import cProfile
+    import dataclasses
     import pstats
 
     from dpaudit.gate import executors, load_config, run_gate
 
     config = load_config(str(ROOT / GATE_CONFIG))
     config = config.with_fixed_budget() if fixed else config
+    config = dataclasses.replace(config, settings=dataclasses.replace(config.settings, workers=1))  # same numbers
     isolated = executors.run_isolated
     executors.run_isolated = lambda function, arguments, **limits: function(*arguments)  # in this process
     profile = cProfile.Profile()
@@ -365,8 +367,9 @@ def gate_timing() -> tuple[list[str], dict]:
              + ", ".join(f"{name} {value:,}" for name, value in used.items() if value is not None) + ".", "",
              f"Where the time goes. `dpaudit check` on a config holding one budget entry takes {start_up:.1f} s (the "
              "command's processes, imports, config, one entry's child, the output): the start-up every run pays. The "
-             "gate's entries run in one process under the profiler (cumulative seconds; the indented phases are "
-             "part of the point audits):", "",
+             "gate's entries run one after the other in one process under the profiler (cumulative seconds; the "
+             "indented phases are part of the point audits; `dpaudit check` runs two entries at a time on these 2 "
+             "cores, `[gate] workers = 2`):", "",
              "| phase | sequential s | fixed budget s |", "|---|---|---|"]
     for label in phases["sequential"]:
         lines.append(f"| {label.strip() if not label.startswith('  ') else '&nbsp;&nbsp;' + label.strip()} | "
@@ -450,9 +453,8 @@ def main() -> None:
         fresh[name] = section_lines
         data[name] = section_data
     if args.only is not None and (out / "sequential.md").exists():
-        note = (f"Re-run {datetime.date.today()} with `--only {' '.join(args.only)}` ({machine_line()}): "
-                f"{', '.join(HEADINGS[name].removeprefix('## ') for name in args.only)}; the other sections are "
-                "from the run above.")
+        note = (f"Re-run {datetime.date.today()} with `--only {' '.join(args.only)}` ({machine_line()}): those "
+                "sections; the others are from the run above.")
         text = merge_sections((out / "sequential.md").read_text(), fresh, note)
         data = {**json.loads((out / "sequential.json").read_text()), **{name: data[name] for name in fresh}}
     else:

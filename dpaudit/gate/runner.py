@@ -7,7 +7,9 @@ that an unchanged, correct configuration fails is at most the reported ``false_a
 sum of the a_i (union bound). With a baseline, an audit's a_i is split in half between its violation
 test and its regression test, and accuracy checks are corrected together with Holm's method.
 
-Containment. Every entry runs in its own child process (``dpaudit._isolation``): an entry that raises,
+Containment. Every entry runs in its own child process (``dpaudit._isolation``), up to ``[gate] workers``
+entries at once (default and at most: the cores), each with its share of the workers for its blocks (an entry's
+numbers depend on its seed only; rows are reported in the config's order): an entry that raises,
 exits, crashes, exceeds its ``timeout`` (default ``DEFAULT_ENTRY_TIMEOUT`` = 1800 s) or its memory limit
 (``[gate] memory_limit``, default 2 GiB per process) is reported as an ERROR with its file, name and the
 exception, and the other entries still run; the false-alarm split does not change (an entry that errs
@@ -22,6 +24,7 @@ than before: a regression, even if L is still below the claimed epsilon.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -411,8 +414,12 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
             on_entry(EntryReport(kind, position, total, row))
 
     memory = settings.memory_limit if memory_limit == "config" else memory_limit
-    with entry_executor(scheduler, heartbeat) as executor:
-        workers = executor.workers_per_entry or settings.workers
+    # Local entries share the [gate] workers (default: the cores): up to that many entries at once, up to the cores,
+    # each with its share of worker processes for its blocks (the numbers do not depend on either).
+    cores = os.cpu_count() or 1
+    parallel = max(1, min(settings.workers or cores, cores, total))
+    with entry_executor(scheduler, heartbeat, parallel) as executor:
+        workers = executor.workers_per_entry or (max(1, (settings.workers or cores) // parallel) if parallel > 1 else settings.workers)
 
         def job(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> Job:
             limit = spec.timeout if getattr(spec, "timeout", None) is not None else (timeout or DEFAULT_ENTRY_TIMEOUT)
