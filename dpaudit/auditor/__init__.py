@@ -8,5 +8,6 @@ from .result import AuditResult
 from .sampling import Backend, ProcessBackend, SerialBackend
 from .dask_backend import DaskBackend, resolve_scheduler
 from .scores import OneRunResult, ScoreAuditResult, audit_one_run, audit_scores
+from .witness_search.family_learned import preload_boosting
 
-__all__ = ["audit_scores", "ScoreAuditResult", "audit_one_run", "OneRunResult", "audit", "audit_curve", "CurveAuditResult", "CurvePoint", "AuditResult", "check_accuracy", "check_accuracies", "AccuracyResult", "holm_adjust", "sample_errors", "search_pairs", "PairSearchResult", "statdp_query_pairs", "dataset_pairs", "Backend", "SerialBackend", "ProcessBackend", "DaskBackend", "resolve_scheduler"]
+__all__ = ["audit_scores", "ScoreAuditResult", "audit_one_run", "OneRunResult", "audit", "audit_curve", "CurveAuditResult", "CurvePoint", "AuditResult", "check_accuracy", "check_accuracies", "AccuracyResult", "holm_adjust", "sample_errors", "search_pairs", "PairSearchResult", "statdp_query_pairs", "dataset_pairs", "Backend", "SerialBackend", "ProcessBackend", "DaskBackend", "resolve_scheduler", "preload_boosting"]

@@ -28,6 +28,8 @@ from .certify import certification_ceiling, side_alpha
 from .looks import FINAL_SHARE, plan_looks
 from .sequential import certify_in_looks
 from .result import AuditDetails, AuditResult
+from .selection_looks import pilot_futile, pilot_rows
+from .threads import one_numeric_thread
 from .backends import Progress
 from .sampling import (
     PHASE_CERTIFY,
@@ -329,11 +331,13 @@ def audit(
     n_certify = samples - n_select - n_stream
     plan = plan_looks(n_certify, sequential=sequential, looks=looks, samples=samples, offset=n_select + n_stream)
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), plan.sizes
+    pilot = pilot_rows(n_select, pilot=sequential and looks is None)  # a pilot search first (selection_looks.py)
     stream_sizes = tuple(block_sizes(n_stream))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes) + len(stream_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
     draw = _Sampler(backend, mechanism, d, d_prime, seed, *probe_outcomes(mechanism, d, d_prime, seed))
 
+    pilot_stop = False  # whether the witness search stopped at its pilot (futility)
     with backend:
         if witness is not None:
             directions = [direction == DIRECTIONS[0]] if direction is not None else [True, False]
@@ -342,23 +346,36 @@ def audit(
             a, b = draw.selection(tuple(block_sizes(min(DETAIL_ROWS, samples)))) if keep_details else (None, None)
         else:
             a, b = draw.selection(select_sizes)  # the search sees these samples only
+            z = float(norm.isf(side_alpha(confidence_level, certified_events)))
+            candidates = None
+            if pilot is not None:  # its own generator: the whole batch's search below is the fixed-budget one
+                with one_numeric_thread():  # small fits: a second BLAS/OpenMP thread slows them (threads.py)
+                    candidates = search_witnesses(a[:pilot], b[:pilot], n_certify=n_certify, z_certify=z, delta=delta,
+                                                  rng=np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2, 1))))
+                pilot_stop = pilot_futile(candidates, epsilon)
+                if not pilot_stop:
+                    candidates = None
+            if candidates is None:
+                search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+                streamed = draw.tails(stream_sizes) if stream_sizes else None  # (epsilon, delta): the tail family's input
+                with one_numeric_thread():
+                    candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng,
+                                                  streamed=streamed)
+            else:
+                n_stream = 0  # the tails are streamed for the whole batch's search only
             width = a.shape[1]
             degenerate = degenerate_warning(a, b)
             if degenerate:
                 warnings.append(degenerate)
             if width > 1 and not boosting_available():  # optional extra 'learn': say what was not searched
                 warnings.append(BOOSTING_MISSING)
-            z = float(norm.isf(side_alpha(confidence_level, certified_events)))
-            search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
-            streamed = draw.tails(stream_sizes) if stream_sizes else None  # (epsilon, delta): the tail family's input
-            candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng,
-                                          streamed=streamed)
             chosen = select_for_certification(candidates, certified_events,
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
         ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1])
         method = (f"selection {n_select}" + (f" (+ {n_stream} streamed for tail half-lines)" if n_stream else "")
+                  + (f" (the search stopped for futility at its pilot of {pilot} rows)" if pilot_stop else "")
                   + f" + certification {n_certify} per input; "
                   f"Clopper-Pearson, Bonferroni over {max(1, len(chosen))} certified event-direction(s)"
                   + (f"; sequential: {len(plan.looks)} looks, error spent {FINAL_SHARE:g} at the last" if len(plan.looks) > 1 else ""))

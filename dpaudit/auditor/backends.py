@@ -55,7 +55,9 @@ class SerialBackend:
 
 
 class ProcessBackend:
-    """Spreads blocks over worker processes (the task and mechanism must be picklable)."""
+    """Spreads blocks over worker processes (the task and mechanism must be picklable). A map of one block runs
+    in this process: starting workers (they start at the first block sent to them) costs more than one block, and
+    a sequential audit's looks are mostly one block each. The block seeds itself, so the numbers are the same."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
@@ -77,6 +79,8 @@ class ProcessBackend:
         pool.shutdown(wait=True, cancel_futures=True)
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
+        if len(blocks) < 2:
+            return SerialBackend(self.progress).map(task, blocks)
         if self._pool is None:
             with self:
                 return self.map(task, blocks)

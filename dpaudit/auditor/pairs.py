@@ -1,6 +1,7 @@
 """Adjacent-pair search: screen many candidate pairs cheaply, certify the most promising on fresh samples.
 
-Stage 1 audits every candidate with a small budget and ranks them by the bound found. Stage 2 audits
+Stage 1 audits every candidate with a small budget and ranks them by the bound found (skipped when ``top``
+covers every pair: the ranking would decide nothing). Stage 2 audits
 the ``top`` best again with the full budget and fresh random streams, at confidence
 1 - (1 - confidence_level) / top each (Bonferroni over the certified pairs), so the best of them is
 still a lower bound with probability >= confidence_level.
@@ -145,8 +146,10 @@ def search_pairs(
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
     Returns the best certified pair; its bound holds with probability >= confidence_level jointly
-    with the other certified pairs' (Bonferroni over ``top``). ``keep_details`` keeps the certified
-    audits' details (for report figures drawn from the same numbers as the tables). The screening audits
+    with the other certified pairs' (Bonferroni over ``top``). When ``top`` covers every pair, none is
+    screened (``screened`` is empty): all are certified, in their given order (a tie keeps the first).
+    ``keep_details`` keeps the certified audits' details (for report figures drawn from the same numbers
+    as the tables). The screening audits
     use their whole (small) budget, so the ranking compares like with like; the certified audits are
     sequential unless ``sequential=False`` (:func:`~dpaudit.audit`).
 
@@ -170,11 +173,14 @@ def search_pairs(
     seed = check_nonnegative_int(seed, "seed")
 
     screened = []
-    for index, (d, d_prime) in enumerate(pairs):
-        quick = audit(mechanism, d, d_prime, epsilon, delta, screen_samples, 0.5, _pair_seed(seed, 1, index), workers=workers,
-                      scheduler=scheduler, sequential=False)
-        screened.append({"index": index, "epsilon_screen": quick.epsilon_lower, "event": quick.event})
-    ranking = sorted(screened, key=lambda row: -row["epsilon_screen"])[:top]
+    if top < len(pairs):
+        for index, (d, d_prime) in enumerate(pairs):
+            quick = audit(mechanism, d, d_prime, epsilon, delta, screen_samples, 0.5, _pair_seed(seed, 1, index), workers=workers,
+                          scheduler=scheduler, sequential=False)
+            screened.append({"index": index, "epsilon_screen": quick.epsilon_lower, "event": quick.event})
+        ranking = sorted(screened, key=lambda row: -row["epsilon_screen"])[:top]
+    else:  # every pair is certified: screening would only order them (the best certified bound wins either way)
+        ranking = [{"index": index} for index in range(len(pairs))]
 
     per_pair_confidence = 1.0 - (1.0 - confidence_level) / top
     certified, best = [], None
@@ -189,5 +195,6 @@ def search_pairs(
     result, index = best
     # Report the overall confidence, not the per-pair one.
     result = replace(result, confidence_level=confidence_level,
-                     method=result.method + f"; best of {top} certified pairs (Bonferroni) after screening {len(pairs)}")
+                     method=result.method + f"; best of {top} certified pairs (Bonferroni)"
+                     + (f" after screening {len(pairs)}" if screened else ", every pair certified (none screened)"))
     return PairSearchResult(result, tuple(pairs[index]), tuple(screened), tuple(certified))

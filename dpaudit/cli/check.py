@@ -208,7 +208,6 @@ def _capped(config: Any) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from ..gate import load_config, run_gate
     from ..reporting import to_json
-    from ..reporting.gate_report import write_gate_report
 
     config = load_config(args.config)
     config = _capped(config)
@@ -237,6 +236,8 @@ def _run(args: argparse.Namespace) -> int:
     if misfit is not None:  # the baseline's fault, found when the entry ran: a usage error naming the file
         raise ConfigError(f"{args.baseline}: {misfit.removeprefix('baseline: ')}")
     if args.report:
+        from ..reporting.gate_report import write_gate_report  # matplotlib: imported only for a report
+
         report = write_gate_report(result, args.report)
         print(f"report written to {report}", file=sys.stderr)
     if args.write_baseline:

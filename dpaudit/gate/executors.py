@@ -1,8 +1,11 @@
 """Where gate entries run: isolated child processes here, or independent tasks on a Dask cluster.
 
 Both take every entry up front (``submit``) and hand back outcomes in the config's order (``wait``), so
-the runner's false-alarm accounting, rows and report are the same either way. Locally each entry runs
-when it is waited for, in its own process group (``isolation.py``). On a cluster all entries are
+the runner's false-alarm accounting, rows and report are the same either way. Locally each entry runs in
+its own process group (``isolation.py``): when it is waited for, or, with ``parallel`` > 1, up to that many
+at once, started in the config's order by daemon threads (each entry seeds itself, so its numbers do not
+depend on what runs beside it; the gate gives each entry ``[gate] workers`` / ``parallel`` worker
+processes, so the processes stay within the workers setting). On a cluster all entries are
 submitted at once and run in parallel on the workers (each audit draws its blocks serially there: the
 blocks' seeds make the numbers identical to a local run); an entry past its timeout is cancelled and
 the worker running it restarted, so a hung mechanism does not hold the cluster.
@@ -10,6 +13,8 @@ the worker running it restarted, so a hung mechanism does not hold the cluster.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,24 +42,62 @@ def _named(what: str, function: Callable[..., Any], arguments: tuple) -> Any:
         return function(*arguments)
 
 
+class _Pending:
+    """A submitted entry's outcome, set by the thread that ran it."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.outcome: tuple[Any, IsolatedError | None, float] | None = None
+
+
 class LocalEntries:
-    """Each entry in its own child process, one after the other."""
+    """Each entry in its own child process: one after the other, or up to ``parallel`` at once."""
 
-    workers_per_entry: int | None = None  # the gate's [gate] workers setting applies
+    workers_per_entry: int | None = None  # the gate's [gate] workers setting applies (divided by ``parallel``)
 
-    def __init__(self, heartbeat: Callable[[str, float], None] | None = None) -> None:
+    def __init__(self, heartbeat: Callable[[str, float], None] | None = None, parallel: int = 1) -> None:
         self.heartbeat = heartbeat
+        self.parallel = max(1, parallel)
+        self._queue: queue.Queue[Job | None] = queue.Queue()
+        self._threads: list[threading.Thread] = []
+        self._stopping = threading.Event()
 
     def __enter__(self) -> LocalEntries:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        return None
+        self._stopping.set()  # entries not started yet are not started (an error or interrupt ended the run)
+        for _ in self._threads:
+            self._queue.put(None)
 
     def submit(self, job: Job) -> Job:
+        if self.parallel == 1:
+            return job
+        job.handle = _Pending()
+        self._queue.put(job)
+        if len(self._threads) < self.parallel:  # daemon: an interrupted run does not wait for them
+            thread = threading.Thread(target=self._serve, name=f"dpaudit-entries-{len(self._threads)}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
         return job
 
+    def _serve(self) -> None:
+        while (job := self._queue.get()) is not None:
+            if self._stopping.is_set():
+                continue
+            try:
+                job.handle.outcome = self._run(job)
+            except BaseException as exc:  # noqa: BLE001 - reported where the entry is waited for
+                job.handle.outcome = (None, IsolatedError("error", type(exc).__name__, str(exc)), 0.0)
+            job.handle.done.set()
+
     def wait(self, job: Job) -> tuple[Any, IsolatedError | None, float]:
+        if job.handle is None:
+            return self._run(job)
+        job.handle.done.wait()
+        return job.handle.outcome
+
+    def _run(self, job: Job) -> tuple[Any, IsolatedError | None, float]:
         label = f"{job.kind} {job.name!r}"
         beat = (lambda elapsed: self.heartbeat(label, elapsed)) if self.heartbeat else None
         began = time.perf_counter()
@@ -122,8 +165,9 @@ class ClusterEntries:
                 pass
 
 
-def entry_executor(scheduler: Any, heartbeat: Callable[[str, float], None] | None) -> LocalEntries | ClusterEntries:
+def entry_executor(scheduler: Any, heartbeat: Callable[[str, float], None] | None, parallel: int = 1) -> LocalEntries | ClusterEntries:
+    """The cluster named by ``scheduler`` (or $DPAUDIT_SCHEDULER), else child processes here, ``parallel`` at once."""
     from ..auditor.dask_backend import resolve_scheduler
 
     resolved = resolve_scheduler(scheduler)
-    return ClusterEntries(resolved, heartbeat) if resolved is not None else LocalEntries(heartbeat)
+    return ClusterEntries(resolved, heartbeat) if resolved is not None else LocalEntries(heartbeat, parallel)

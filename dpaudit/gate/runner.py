@@ -7,7 +7,9 @@ that an unchanged, correct configuration fails is at most the reported ``false_a
 sum of the a_i (union bound). With a baseline, an audit's a_i is split in half between its violation
 test and its regression test, and accuracy checks are corrected together with Holm's method.
 
-Containment. Every entry runs in its own child process (``dpaudit._isolation``): an entry that raises,
+Containment. Every entry runs in its own child process (``dpaudit._isolation``), up to ``[gate] workers``
+entries at once (default and at most: the cores), each with its share of the workers for its blocks (an entry's
+numbers depend on its seed only; rows are reported in the config's order): an entry that raises,
 exits, crashes, exceeds its ``timeout`` (default ``DEFAULT_ENTRY_TIMEOUT`` = 1800 s) or its memory limit
 (``[gate] memory_limit``, default 2 GiB per process) is reported as an ERROR with its file, name and the
 exception, and the other entries still run; the false-alarm split does not change (an entry that errs
@@ -22,6 +24,7 @@ than before: a regression, even if L is still below the claimed epsilon.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from ..auditor import audit, check_accuracy, holm_adjust, search_pairs
+from ..auditor import audit, check_accuracy, holm_adjust, preload_boosting, search_pairs
 from ..errors import ConfigError
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
 from .curve_entries import curve_entry, sequential_fields
-from .executors import Job, entry_executor
+from .executors import Job, LocalEntries, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
 from .replay_entries import audit_replay, replay_error_row, run_replay_entry
@@ -411,8 +414,12 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
             on_entry(EntryReport(kind, position, total, row))
 
     memory = settings.memory_limit if memory_limit == "config" else memory_limit
-    with entry_executor(scheduler, heartbeat) as executor:
-        workers = executor.workers_per_entry or settings.workers
+    # Local entries share the [gate] workers (default: the cores): up to that many entries at once, up to the cores,
+    # each with its share of worker processes for its blocks (the numbers do not depend on either).
+    cores = os.cpu_count() or 1
+    parallel = max(1, min(settings.workers or cores, cores, total))
+    with entry_executor(scheduler, heartbeat, parallel) as executor:
+        workers = executor.workers_per_entry or (max(1, (settings.workers or cores) // parallel) if parallel > 1 else settings.workers)
 
         def job(kind: str, spec: Any, function: Callable[..., Any], arguments: tuple) -> Job:
             limit = spec.timeout if getattr(spec, "timeout", None) is not None else (timeout or DEFAULT_ENTRY_TIMEOUT)
@@ -420,6 +427,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
             what = f"running {kind} {spec.name!r}" + (f" (mechanism {source})" if source else "")
             return executor.submit(Job(kind, spec.name, function, arguments, limit, memory_limit=memory, what=what))
 
+        if isinstance(executor, LocalEntries) and len(config.audits) > 1:
+            preload_boosting()  # the audits' witness search may fit boosted trees: forked entries inherit the import
         # replays first: deterministic and fast, their findings come before the statistical audits'
         replay_jobs = [job("replay", spec, run_replay_entry, (spec,)) for spec in replay_specs]
         replay_rows = []

@@ -63,8 +63,9 @@ def _sections() -> tuple[Section, ...]:
         Key("samples", "integer >= 200", "no", _gate_default("samples"), "default samples per input of each audit"),
         Key("accuracy_samples", "integer >= 1", "no", _gate_default("accuracy_samples"), "default samples of each accuracy check"),
         Key("confidence_level", "float in (0, 1)", "no", _gate_default("confidence_level"), "default confidence of each check"),
-        Key("workers", "integer >= 1", "no", "all cores", "worker processes of each audit (at most 4 per core: a larger "
-            "value is capped, with a note)"),
+        Key("workers", "integer >= 1", "no", "all cores", "worker processes of the gate: up to this many entries run at once "
+            "(at most the cores), each with its share of them for its blocks (at most 4 per core: a larger value is "
+            "capped, with a note); the numbers do not depend on it"),
         Key("timeout", "float > 0 (seconds)", "no", "1800", "default time limit of every entry (`check --timeout` overrides it)"),
         Key("memory_limit", "size (`\"2GiB\"`, `\"512MB\"`, bytes) or `\"none\"`", "no", "\"2GiB\"",
             "memory of each process of an entry (the entry and its workers, RLIMIT_DATA); an entry past it is stopped "

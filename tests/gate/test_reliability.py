@@ -372,3 +372,32 @@ def test_an_interrupt_while_the_entry_process_starts_still_stops_it(tmp_path, mo
     if alive:
         os.killpg(children[0], signal.SIGKILL)
     assert not alive, "the entry's process survived the interrupt"
+
+
+# --- entries side by side ([gate] workers > 1) -----------------------------------------------------------
+
+def _side_by_side(tmp_path: Path, capsys, workers: int) -> tuple[int, dict, str]:
+    budget = '\n[[budget]]\nname = "budget"\nepsilon = 0.1\nk = 100\ndelta = 1e-5\nmax_epsilon = 20\n'
+    config = write(tmp_path, f"[gate]\nseed = 3\nworkers = {workers}\n" + entry("first", "laplace") + entry("bad", "raises")
+                   + entry("hung", "hangs", "timeout = 1.5") + entry("last", "laplace").replace("epsilon = 2.0", "epsilon = 0.2")
+                   + budget, f"gate-{workers}.toml")
+    code, out, err = run(capsys, "check", config, "--json")
+    return code, json.loads(out), err
+
+
+def test_entries_side_by_side_give_the_rows_of_entries_one_by_one(tmp_path, capsys):
+    code_serial, serial, _ = _side_by_side(tmp_path, capsys, 1)
+    code_parallel, parallel, err = _side_by_side(tmp_path, capsys, 2)
+
+    def rows(payload: dict) -> list[dict]:
+        return [{key: value for key, value in row.items() if key != "seconds"} for kind in ("audits", "budgets")
+                for row in payload[kind]]
+
+    assert code_serial == code_parallel == 1  # "last" claims 0.2: a finding beats the errors
+    assert rows(parallel) == rows(serial)
+    assert [row["name"] for row in parallel["audits"]] == ["first", "bad", "hung", "last"]
+    first, bad, hung, last = parallel["audits"]
+    assert first["passed"] and "RuntimeError" in bad["error"]["message"] and hung["error"]["kind"] == "timeout"
+    assert last["violated"] and parallel["budgets"][0]["passed"]
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in lines] == [f"[{i}/5" for i in range(1, 6)]  # streamed in the config's order

@@ -27,7 +27,7 @@ from .candidate import Candidate
 from .regions import held_out_regions, sorted_quantiles
 
 __all__ = ["LearnedScores", "boosted_candidates", "sign_vote_candidates", "product_likelihood_candidates",
-           "fit_tree_ensemble", "fit_product_likelihood", "boosting_available", "BOOSTING_MISSING", "MAX_BINS",
+           "fit_tree_ensemble", "fit_product_likelihood", "boosting_available", "preload_boosting", "BOOSTING_MISSING", "MAX_BINS",
            "MERGE_Z", "MAX_LIKELIHOOD_COLUMNS", "MAX_VOTE_COLUMNS"]
 
 
@@ -69,6 +69,16 @@ def boosting_available() -> bool:
         return importlib.util.find_spec("sklearn") is not None
     except (ImportError, ValueError):
         return False
+
+
+def preload_boosting() -> bool:
+    """Import scikit-learn's gradient boosting now; whether it is installed. A process that forks many audits (the
+    gate's entries, each in its own child) imports it once instead of in every child (~0.3 s each)."""
+    try:
+        from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - imported for the children
+    except Exception:  # noqa: BLE001 - a broken install: each fit reports it as today (no boosted score)
+        return False
+    return True
 
 
 def fit_tree_ensemble(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> TreeEnsemble | None:
