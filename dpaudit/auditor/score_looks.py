@@ -68,12 +68,12 @@ def _could_violate(points: list[CertifiedThreshold], n_with: int, n_without: int
         share = p.tail_share if tail else 0.5
         errors = (2.0 * error * share, 2.0 * error * (1.0 - share)) if tail else (error, error)
         if tail and p.tail_side == "without":
-            final_a = (p.tail_level + 1) * n_without // p.n_alpha
+            final_a = max(0, (p.tail_level + 1) * n_without // p.n_alpha - 1)
             final_b = int(forecast_counts(p.count_beta, p.n_beta, n_with, "down"))
             alpha_u = float(clopper_pearson_upper(final_a, n_without, errors[0]))
             beta_u = float(clopper_pearson_upper(final_b, n_with, errors[1]))
         elif tail:
-            final_b = (p.tail_level + 1) * n_with // p.n_beta
+            final_b = max(0, (p.tail_level + 1) * n_with // p.n_beta - 1)
             final_a = int(forecast_counts(p.count_alpha, p.n_alpha, n_without, "down"))
             beta_u = float(clopper_pearson_upper(final_b, n_with, errors[0]))
             alpha_u = float(clopper_pearson_upper(final_a, n_without, errors[1]))

@@ -290,8 +290,10 @@ def audit_scores(
         warnings.append(f"AUROC {auroc:.3f} < 0.5: are higher scores really more evidence that the canary was in?")
     violated = (epsilon is not None and epsilon_lower > epsilon) or (mu is not None and mu_lower > mu)
     method = (f"selection {s_pos.size}+{s_neg.size} (seeded split), certification {c_pos.size}+{c_neg.size}; "
-              f"{len(points)} half-line tests, one-sided Clopper-Pearson on both error rates, Bonferroni over "
-              f"{2 * len(points)} bounds")
+              f"{len(points)} half-line tests"
+              + (" (one at a tail level: its threshold at an order statistic of the certification scores)"
+                 if any(p.tail_level is not None for p in points) else "")
+              + f", one-sided Clopper-Pearson on both error rates, Bonferroni over {2 * len(points)} bounds")
     return ScoreAuditResult(
         epsilon_lower=epsilon_lower, mu_lower=mu_lower, epsilon=epsilon, mu=mu, delta=delta, violated=bool(violated),
         confidence_level=confidence_level, seed=seed, n_with=positive.size, n_without=negative.size,

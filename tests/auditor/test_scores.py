@@ -256,3 +256,20 @@ def test_separable_scores_keep_one_point():
     a, b = gaussian_scores(30.0, 400, 6)
     r = audit_scores(a, b, delta=1e-5, seed=0, sequential=False)
     assert len(r.points) == 1 and r.points[0].tail_level is None and r.points[0].count_alpha == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 30), st.sampled_from(["without", "with"]), st.booleans())
+def test_tail_level_counts_never_exceed_the_level(seed, level, side, integers):
+    """Whatever the scores (ties included), at most j certification scores of the tail side lie beyond the
+    threshold of level j, and the tail bound is at least that count's share."""
+    from dpaudit.auditor.score_tail_levels import TailLevel, certify_tail_level
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(1.0, 1.0, 200), rng.normal(0.0, 1.0, 150)
+    if integers:
+        a, b = np.round(a * 2), np.round(b * 2)
+    p = certify_tail_level(a, b, TailLevel(level, side, 0.8, 200 if side == "with" else 150, 0.0), 0.05, 1e-5)
+    tail_count, tail_bound, n = (p.count_alpha, p.alpha_upper, b.size) if side == "without" else (p.count_beta, p.beta_upper, a.size)
+    assert tail_count <= level == p.tail_level and tail_bound >= level / n
+    assert p.count_alpha == int(np.sum(b >= p.threshold)) and p.count_beta == int(np.sum(a < p.threshold))
