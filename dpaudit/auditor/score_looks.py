@@ -64,24 +64,17 @@ def _could_violate(points: list[CertifiedThreshold], n_with: int, n_without: int
     from ..stats import clopper_pearson_upper
 
     for p in points:
-        tail = p.tail_level is not None
-        share = p.tail_share if tail else 0.5
-        errors = (2.0 * error * share, 2.0 * error * (1.0 - share)) if tail else (error, error)
-        if tail and p.tail_side == "without":
-            final_a = max(0, (p.tail_level + 1) * n_without // p.n_alpha - 1)
-            final_b = int(forecast_counts(p.count_beta, p.n_beta, n_with, "down"))
-            alpha_u = float(clopper_pearson_upper(final_a, n_without, errors[0]))
-            beta_u = float(clopper_pearson_upper(final_b, n_with, errors[1]))
-        elif tail:
-            final_b = max(0, (p.tail_level + 1) * n_with // p.n_beta - 1)
-            final_a = int(forecast_counts(p.count_alpha, p.n_alpha, n_without, "down"))
-            beta_u = float(clopper_pearson_upper(final_b, n_with, errors[0]))
-            alpha_u = float(clopper_pearson_upper(final_a, n_without, errors[1]))
-        else:
-            final_a = int(forecast_counts(p.count_alpha, p.n_alpha, n_without, "down"))
-            final_b = int(forecast_counts(p.count_beta, p.n_beta, n_with, "down"))
-            alpha_u = float(clopper_pearson_upper(final_a, n_without, error))
-            beta_u = float(clopper_pearson_upper(final_b, n_with, error))
+        final_a = int(forecast_counts(p.count_alpha, p.n_alpha, n_without, "down"))
+        final_b = int(forecast_counts(p.count_beta, p.n_beta, n_with, "down"))
+        error_a = error_b = error
+        if p.tail_level is not None:
+            tail_error, other_error = 2.0 * error * p.tail_share, 2.0 * error * (1.0 - p.tail_share)
+            if p.tail_side == "without":
+                final_a, error_a, error_b = max(0, (p.tail_level + 1) * n_without // p.n_alpha - 1), tail_error, other_error
+            else:
+                final_b, error_b, error_a = max(0, (p.tail_level + 1) * n_with // p.n_beta - 1), tail_error, other_error
+        alpha_u = float(clopper_pearson_upper(final_a, n_without, error_a))
+        beta_u = float(clopper_pearson_upper(final_b, n_with, error_b))
         if epsilon is not None and float(epsilon_lower_bound(alpha_u, beta_u, delta)) > epsilon:
             return True
         if mu is not None and float(mu_lower_bound(alpha_u, beta_u)) > mu:
