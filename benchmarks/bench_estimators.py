@@ -313,8 +313,9 @@ def witness(seeds: int) -> tuple[list[str], list[dict]]:
               f"lift P[bound > 0.004] to {pooled[1]:.2f} (the pooled pair certified as the only event on the same 900,000 "
               f"samples: expected bound {pooled[0]:.4f}). The balanced-accuracy test (last column: the certified event and "
               "its complement in the other direction, one Clopper-Pearson bound on 2n trials at the whole error) is that "
-              "pooling for a half-line; on the same counts it flags the twin in the seeds shown and keeps the correct "
-              "mechanism at or below its claim. Not built: it changes what a point audit certifies and reports (the "
+              "pooling for a half-line. The counts it is computed on are those of the better of the two events certified "
+              "now, a choice made on the certification counts, so the column is indicative, not a certified number (the "
+              "power above is the clean statement). Not built: it changes what a point audit certifies and reports (the "
               "selection would choose it in place of the two directions certified now).", ""]
     return lines, rows
 
