@@ -37,8 +37,8 @@ from .score_inputs import check_included, check_scores
 __all__ = ["audit_one_run", "OneRunResult", "one_run_epsilon", "one_run_p_value", "SELECTION_FRACTION", "METHODS"]
 
 
-#: Share of the canaries used to choose the guess counts by default when delta > 0 or with the f-DP test: a
-#: Bonferroni split over many guess counts is expensive there (see :func:`audit_one_run`).
+#: Share of the canaries used to choose the guess counts by default when delta > 0: a Bonferroni split over
+#: many guess counts is expensive there (see :func:`audit_one_run`).
 SELECTION_FRACTION = 0.05
 #: Guess fractions k/m whose bound is predicted for the certification canaries (one-sided and symmetric each).
 _SELECTION_FRACTIONS = np.geomspace(1e-3, 0.5, 40)
@@ -192,9 +192,10 @@ def _membership_model(values: np.ndarray, mask: np.ndarray) -> tuple[float, floa
 
 
 def _select_guesses(values: np.ndarray, mask: np.ndarray, pick: np.ndarray, keep: np.ndarray, tiebreak: np.ndarray,
-                    delta: float, significance: float, method: str) -> tuple[int, int]:
-    """The (k+, k-) for the certification canaries ``keep`` with the largest predicted bound (``method``'s
-    epsilon at ``delta``). The prediction uses the selection canaries ``pick`` only through a smooth model of
+                    delta: float, significance: float) -> tuple[int, int]:
+    """The (k+, k-) for the certification canaries ``keep`` with the largest predicted bound (Steinke et al.'s
+    epsilon at ``delta``, for either method: the f-DP test then runs on the very guesses the default bound
+    certifies, so its epsilon_lower is never below it). The prediction uses the selection canaries ``pick`` only through a smooth model of
     P[in | score] (a logistic fit on their scores and inclusion bits), read at the certification canaries'
     own scores: the expected number of right guesses of every (k+, k-) on a geometric grid of fractions,
     one-sided and symmetric. The certification canaries' bits are never looked at."""
@@ -212,9 +213,7 @@ def _select_guesses(values: np.ndarray, mask: np.ndarray, pick: np.ndarray, keep
     sizes = np.array([k_plus + k_minus for k_plus, k_minus in pairs])
     rights = np.array([int(round(expected_top[k_plus - 1] + (expected_bottom[k_minus - 1] if k_minus else 0.0)))
                        for k_plus, k_minus in pairs])
-    bounds, pures = _steinke_bounds(certified, sizes, rights, delta, significance)
-    if method == "fdp":
-        bounds = np.maximum(bounds, fdp_epsilon(certified, sizes, rights, delta, significance, pures))
+    bounds, _ = _steinke_bounds(certified, sizes, rights, delta, significance)
     return pairs[int(np.argmax(bounds))]
 
 
@@ -246,16 +245,17 @@ def audit_one_run(
       every one of them is a test of the same guess count.
 
     Guess counts: given (``guesses``: an int k+, a pair, or a list of pairs; Bonferroni over them), or by
-    default (a) with delta = 0 and ``method="steinke"``: a grid (k+ = m/2^j, one-sided and symmetric),
-    Bonferroni over all of it; (b) otherwise: chosen with a random ``selection_fraction`` (default 0.05) of
-    the canaries, whose inclusion bits are looked at (a logistic model of P[in | score] fitted on them
-    predicts, at the other canaries' own scores, the bound of every (k+, k-) on a geometric grid), and
+    default (a) with delta = 0: a grid (k+ = m/2^j, one-sided and symmetric), Bonferroni over all of it;
+    (b) with delta > 0: chosen with a random ``selection_fraction`` (default 0.05) of the canaries, whose
+    inclusion bits are looked at (a logistic model of P[in | score] fitted on them predicts, at the other
+    canaries' own scores, Steinke et al.'s bound of every (k+, k-) on a geometric grid), and
     certified on the other canaries at the full confidence, with m = the certified canaries. (b) is valid
     because, given the selection canaries' bits, the training algorithm is still DP in each certified
     canary, whose bits are still independent fair coins never looked at before the guesses are made; it
     avoids the Bonferroni split, which the theorem's 2 m delta term makes costly (with m = 10^4 Gaussian
     canaries and delta = 1e-5 the grid kept about 2/3 of the attainable bound). ``selection_fraction=0``
-    forces (a).
+    forces (a). Both methods make the same guesses from the same seed, so ``method="fdp"`` certifies an
+    epsilon_lower at least the default's on the same scores (the larger of two bounds on one guess count).
 
     The inclusion mask must be drawn independently, each canary with probability 1/2, before training:
     the theorem's randomness is the canaries' inclusion. The guesses must depend on the scores only:
@@ -294,7 +294,7 @@ def audit_one_run(
                                           "canary must be included independently with probability 1/2 (all in or all "
                                           f"out has probability 2^-{m}); is the mask the right column?")
     if selection_fraction is None:
-        fraction = SELECTION_FRACTION if (guesses is None and (delta > 0 or method == "fdp")) else 0.0
+        fraction = SELECTION_FRACTION if (guesses is None and delta > 0) else 0.0
     else:
         fraction = check_probability(selection_fraction, "selection_fraction", high_open=True)
         if fraction > 0 and guesses is not None:
@@ -309,7 +309,7 @@ def audit_one_run(
         permutation = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13, 2))).permutation(m)
         pick, keep = np.sort(permutation[:selected]), np.sort(permutation[selected:])
         certified = keep.size
-        choice = _select_guesses(values, mask, pick, keep, tiebreak, delta, error, method)
+        choice = _select_guesses(values, mask, pick, keep, tiebreak, delta, error)
         candidates = [choice]
         counts = _guess_counts(values[keep], mask[keep], tiebreak[keep])
     else:

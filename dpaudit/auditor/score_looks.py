@@ -18,9 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .looks import FUTILITY_FROM, forecast_counts, plan_looks
+from .score_tail_levels import TailLevel, certify_tail_level
 from .tradeoff_points import CertifiedThreshold, certify_thresholds, epsilon_lower_bound, mu_lower_bound
 
-__all__ = ["ScoreLooks", "certify_score_looks", "FIRST_RUNS"]
+__all__ = ["ScoreLooks", "certify_score_looks", "certify_chosen", "Chosen", "FIRST_RUNS"]
+
+#: A test chosen on the selection split: a fixed half-line (threshold, role) or a tail level.
+Chosen = tuple[float, str] | TailLevel
 
 #: Smallest first look (certification runs of the larger array) of a score audit's schedule.
 FIRST_RUNS = 64
@@ -41,19 +45,36 @@ def _violates(points: list[CertifiedThreshold], epsilon: float | None, mu: float
     return any((epsilon is not None and p.epsilon_bound > epsilon) or (mu is not None and p.mu_bound > mu) for p in points)
 
 
-def _could_violate(positive: np.ndarray, negative: np.ndarray, chosen: list[tuple[float, str]], n_with: int,
-                   n_without: int, error: float, delta: float, epsilon: float | None, mu: float | None) -> bool:
-    """Whether any chosen threshold certifies a violation on all the runs with both error counts forecast low."""
-    thresholds = np.array([t for t, _ in chosen])
-    count_alpha = np.sum(negative[None, :] >= thresholds[:, None], axis=1)
-    count_beta = np.sum(positive[None, :] < thresholds[:, None], axis=1)
+def certify_chosen(positive: np.ndarray, negative: np.ndarray, chosen: list[Chosen], error_per_bound: float,
+                   delta: float) -> list[CertifiedThreshold]:
+    """Certify every chosen test on ``positive`` (with) and ``negative`` (without), in order, each bound at
+    ``error_per_bound`` (a tail level shares twice that between its two bounds)."""
+    fixed = certify_thresholds(positive, negative, [c for c in chosen if not isinstance(c, TailLevel)], error_per_bound, delta)
+    points, taken = [], iter(fixed)
+    for c in chosen:
+        points.append(certify_tail_level(positive, negative, c, 2.0 * error_per_bound, delta) if isinstance(c, TailLevel)
+                      else next(taken))
+    return points
+
+
+def _could_violate(points: list[CertifiedThreshold], n_with: int, n_without: int, error: float, delta: float,
+                   epsilon: float | None, mu: float | None) -> bool:
+    """Whether any certified point certifies a violation on all the runs with both error counts forecast low
+    (a tail level's tail count is its level, scaled to all the runs)."""
     from ..stats import clopper_pearson_upper
 
-    for a, b in zip(count_alpha, count_beta):
-        final_a = int(forecast_counts(int(a), negative.size, n_without, "down"))
-        final_b = int(forecast_counts(int(b), positive.size, n_with, "down"))
-        alpha_u = float(clopper_pearson_upper(final_a, n_without, error))
-        beta_u = float(clopper_pearson_upper(final_b, n_with, error))
+    for p in points:
+        final_a = int(forecast_counts(p.count_alpha, p.n_alpha, n_without, "down"))
+        final_b = int(forecast_counts(p.count_beta, p.n_beta, n_with, "down"))
+        error_a = error_b = error
+        if p.tail_level is not None:
+            tail_error, other_error = 2.0 * error * p.tail_share, 2.0 * error * (1.0 - p.tail_share)
+            if p.tail_side == "without":
+                final_a, error_a, error_b = max(0, (p.tail_level + 1) * n_without // p.n_alpha - 1), tail_error, other_error
+            else:
+                final_b, error_b, error_a = max(0, (p.tail_level + 1) * n_with // p.n_beta - 1), tail_error, other_error
+        alpha_u = float(clopper_pearson_upper(final_a, n_without, error_a))
+        beta_u = float(clopper_pearson_upper(final_b, n_with, error_b))
         if epsilon is not None and float(epsilon_lower_bound(alpha_u, beta_u, delta)) > epsilon:
             return True
         if mu is not None and float(mu_lower_bound(alpha_u, beta_u)) > mu:
@@ -61,15 +82,15 @@ def _could_violate(positive: np.ndarray, negative: np.ndarray, chosen: list[tupl
     return False
 
 
-def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list[tuple[float, str]], error_per_bound: float,
+def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list[Chosen], error_per_bound: float,
                         delta: float, epsilon: float | None, mu: float | None, sequential: bool) -> ScoreLooks:
     """Certify ``chosen`` on prefixes of the certification scores ``positive`` (with) and ``negative`` (without).
 
     ``sequential=False`` (or no claim, or no threshold): one look on every run, exactly
-    ``certify_thresholds(positive, negative, chosen, error_per_bound, delta)``.
+    ``certify_chosen(positive, negative, chosen, error_per_bound, delta)``.
     """
     if not sequential or not chosen or (epsilon is None and mu is None):
-        return ScoreLooks(certify_thresholds(positive, negative, chosen, error_per_bound, delta), positive.size, negative.size,
+        return ScoreLooks(certify_chosen(positive, negative, chosen, error_per_bound, delta), positive.size, negative.size,
                           1, "budget")
     largest = max(positive.size, negative.size)
     plan = plan_looks(largest, first=FIRST_RUNS)
@@ -78,15 +99,14 @@ def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list
     for look, count in enumerate(plan.looks):
         n_with = math.ceil(positive.size * count / largest)
         n_without = math.ceil(negative.size * count / largest)
-        points = certify_thresholds(positive[:n_with], negative[:n_without], chosen, error_per_bound * plan.shares[look], delta)
+        points = certify_chosen(positive[:n_with], negative[:n_without], chosen, error_per_bound * plan.shares[look], delta)
         if look == len(plan.looks) - 1:
             break
         if _violates(points, epsilon, mu):
             stopped = "violation"
             break
         if count >= FUTILITY_FROM * largest and not _could_violate(
-                positive[:n_with], negative[:n_without], chosen, positive.size, negative.size,
-                error_per_bound * plan.shares[-1], delta, epsilon, mu):
+                points, positive.size, negative.size, error_per_bound * plan.shares[-1], delta, epsilon, mu):
             stopped = "futility"
             break
     return ScoreLooks(points, n_with, n_without, look + 1, stopped)

@@ -29,14 +29,14 @@ from ..errors import InvalidArgument, InvalidArgumentType
 from .._json import json_ready
 from .one_run import OneRunResult, audit_one_run, one_run_epsilon, one_run_p_value
 from .score_inputs import check_included, check_scores
-from .score_looks import certify_score_looks
+from .score_looks import Chosen, certify_score_looks
+from .score_tail_levels import select_tail_level
 from .tradeoff_points import (
     CertifiedThreshold,
-    certify_thresholds,
     count_at_least,
     epsilon_lower_bound,
     mu_lower_bound,
-    select_thresholds,
+    predicted_thresholds,
     split_indices,
 )
 
@@ -174,6 +174,24 @@ def _tpr_at_fpr(select_pos: np.ndarray, select_neg: np.ndarray, pos: np.ndarray,
     return tuple(out)
 
 
+def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_per_bound: float, delta: float
+            ) -> list[Chosen]:
+    """The tests chosen on the selection split: the half-line of the best predicted mu bound and, for epsilon,
+    the half-line or the tail level (``score_tail_levels.py``) with the larger predicted bound. When one
+    half-line is best for both (separable scores: both error counts 0), it stays alone: a second point would
+    halve the error of its bounds."""
+    fixed = predicted_thresholds(s_pos, s_neg, n_positive=n_pos, n_negative=n_neg, error_per_bound=error_per_bound,
+                                 delta=delta)
+    chosen: list[Chosen] = [(t, role) for t, role, _, _ in fixed]
+    if len(fixed) < 2:
+        return chosen
+    tail = select_tail_level(s_pos, s_neg, n_positive=n_pos, n_negative=n_neg, error_pair=2.0 * error_per_bound,
+                             delta=delta)
+    if tail is None or tail.predicted <= fixed[1][3]:
+        return chosen
+    return [chosen[0], tail]
+
+
 def audit_scores(
     scores_with: Any,
     scores_without: Any,
@@ -242,8 +260,7 @@ def audit_scores(
     error = 1.0 - confidence_level
     # two points at most (best predicted mu, best predicted epsilon), two bounds each
     planned = 2
-    chosen = select_thresholds(s_pos, s_neg, n_positive=c_pos.size, n_negative=c_neg.size,
-                               error_per_bound=error / (2 * planned), delta=delta)
+    chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta)
     per_bound = error / (2 * max(1, len(chosen)))
     looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, check_flag(sequential, "sequential"))
     points = looked.points
@@ -273,8 +290,10 @@ def audit_scores(
         warnings.append(f"AUROC {auroc:.3f} < 0.5: are higher scores really more evidence that the canary was in?")
     violated = (epsilon is not None and epsilon_lower > epsilon) or (mu is not None and mu_lower > mu)
     method = (f"selection {s_pos.size}+{s_neg.size} (seeded split), certification {c_pos.size}+{c_neg.size}; "
-              f"{len(points)} half-line tests, one-sided Clopper-Pearson on both error rates, Bonferroni over "
-              f"{2 * len(points)} bounds")
+              f"{len(points)} half-line tests"
+              + (" (one at a tail level: its threshold at an order statistic of the certification scores)"
+                 if any(p.tail_level is not None for p in points) else "")
+              + f", one-sided Clopper-Pearson on both error rates, Bonferroni over {2 * len(points)} bounds")
     return ScoreAuditResult(
         epsilon_lower=epsilon_lower, mu_lower=mu_lower, epsilon=epsilon, mu=mu, delta=delta, violated=bool(violated),
         confidence_level=confidence_level, seed=seed, n_with=positive.size, n_without=negative.size,

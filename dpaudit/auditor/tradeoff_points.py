@@ -6,7 +6,7 @@ S_t = {score >= t} is a test of H0 = d against d' with type-I error alpha(t) = P
 beta(t) = P_d'(not S_t). The procedure (Neyman-Pearson half-lines, chosen on one part of the data and
 certified on the rest, as in DESIGN.md "Statistics the auditor must get right"):
 
-1. :func:`select_thresholds` chooses a few thresholds on a *selection* split only, by the bounds they
+1. :func:`predicted_thresholds` chooses a few thresholds on a *selection* split only, by the bounds they
    are predicted to certify (conservative Wilson predictions, :func:`dpaudit.auditor.witness_search.prediction.conservative_upper`);
 2. :func:`certify_thresholds` counts each chosen half-line on the *certification* split and gives
    one-sided Clopper-Pearson upper bounds alpha_u >= alpha(t), beta_u >= beta(t), the error probability
@@ -40,7 +40,7 @@ __all__ = [
     "certify_counts",
     "count_at_least",
     "candidate_thresholds",
-    "select_thresholds",
+    "predicted_thresholds",
     "certify_thresholds",
     "split_indices",
     "GRID_THRESHOLDS",
@@ -106,10 +106,12 @@ def candidate_thresholds(positive: np.ndarray, negative: np.ndarray, grid: int =
     return np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, min(grid, pooled.size)), method="inverted_cdf"))
 
 
-def select_thresholds(positive: np.ndarray, negative: np.ndarray, *, n_positive: int, n_negative: int,
-                      error_per_bound: float, delta: float, grid: int = GRID_THRESHOLDS) -> list[tuple[float, str]]:
+def predicted_thresholds(positive: np.ndarray, negative: np.ndarray, *, n_positive: int, n_negative: int,
+                         error_per_bound: float, delta: float, grid: int = GRID_THRESHOLDS
+                         ) -> list[tuple[float, str, float, float]]:
     """Choose half-line thresholds on the selection split only: the one with the best predicted mu bound
-    and the one with the best predicted epsilon bound at ``delta`` (deduplicated), each with its role.
+    and the one with the best predicted epsilon bound at ``delta`` (deduplicated), each as (threshold, role,
+    predicted mu bound, predicted epsilon bound).
 
     ``positive``/``negative`` are the selection scores; ``n_positive``/``n_negative`` the certification
     sizes the predictions are made for, ``error_per_bound`` the error each certified bound will get.
@@ -131,13 +133,13 @@ def select_thresholds(positive: np.ndarray, negative: np.ndarray, *, n_positive:
     trivial = ((in_pos == positive.size) & (in_neg == negative.size)) | ((in_pos == 0) & (in_neg == 0))
     mu_pred = np.where(trivial, -np.inf, mu_lower_bound(alpha_pred, beta_pred))
     eps_pred = np.where(trivial, -np.inf, epsilon_lower_bound(alpha_pred, beta_pred, delta))
-    chosen: list[tuple[float, str]] = []
+    chosen: list[tuple[float, str, float, float]] = []
     for values, role in ((mu_pred, "mu"), (eps_pred, "epsilon")):
         k = int(np.argmax(values))
         if np.isfinite(values[k]) or values[k] == math.inf:
             t = float(thresholds[k])
-            if all(t != c for c, _ in chosen):
-                chosen.append((t, role))
+            if all(t != c for c, _, _, _ in chosen):
+                chosen.append((t, role, float(mu_pred[k]), float(eps_pred[k])))
     return chosen
 
 
@@ -155,9 +157,12 @@ class CertifiedThreshold:
     n_beta: int
     alpha_upper: float
     beta_upper: float
-    error_per_bound: float
+    error_per_bound: float  # a tail-level point shares twice this between its bounds: tail_share to the tail bound
     mu_bound: float
     epsilon_bound: float
+    tail_level: int | None = None  # a tail-level point (``score_tail_levels.py``): the count its tail bound rests on
+    tail_side: str | None = None  # "without" (alpha_upper is the tail bound) or "with" (beta_upper is)
+    tail_share: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         from .._json import json_ready

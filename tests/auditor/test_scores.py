@@ -207,3 +207,69 @@ def test_one_run_bound_grows_with_correct_guesses_and_shrinks_with_delta(r, v, d
     if v < r:
         assert one_run_epsilon(200, r, v + 1, delta, 0.05) >= e
     assert e <= one_run_epsilon(200, r, v, 0.0, 0.05)
+
+
+# ------------------------------------------------------------------------------------------ tail levels
+# jax-privacy 2.0.0, CanaryScoreAuditor(a, b).epsilon_clopper_pearson(0.05, 1e-5) (Bonferroni over its
+# thresholds, one-sided) on gaussian_scores(3.0, 10_000, seed) for seeds 0, 1, 2.
+JAX_CLOPPER_PEARSON_SHIFT_3 = (5.5095, 5.5613, 5.6768)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tail_test_at_small_delta_is_at_least_jax_clopper_pearson(seed):
+    """The best test at delta = 1e-5 lies in the tail (a false-positive count of 0-3 at certification): the
+    tail level certifies at least what jax_privacy's Clopper-Pearson estimate gives on the same scores."""
+    a, b = gaussian_scores(3.0, 10_000, seed)
+    r = audit_scores(a, b, delta=1e-5, seed=seed)
+    assert r.epsilon_lower >= JAX_CLOPPER_PEARSON_SHIFT_3[seed]
+    tail = [p for p in r.points if p.tail_level is not None]
+    assert tail and tail[0].epsilon_bound == r.epsilon_lower and tail[0].tail_level <= 8
+    assert r.epsilon_lower <= gdp_epsilon(3.0, 1e-5)
+
+
+@pytest.mark.parametrize("side", ["without", "with"])
+def test_tail_level_bound_holds_at_its_error_over_seeds(side):
+    """The order-statistic argument: the tail bound at count j holds for the threshold the certification
+    scores put it at, with probability >= 1 - its error (500 seeds, known Gaussian scores)."""
+    from scipy.stats import norm
+
+    from dpaudit.auditor.score_tail_levels import TailLevel, certify_tail_level
+
+    level, error = TailLevel(level=1, side=side, share=0.9, n_tail=400, predicted=0.0), 0.1
+    failures = 0
+    for seed in range(500):
+        a, b = gaussian_scores(2.0, 400, 1000 + seed)
+        p = certify_tail_level(a, b, level, error, 1e-5)
+        if side == "without":
+            assert p.count_alpha <= 1
+            failures += norm.sf(p.threshold) > p.alpha_upper
+        else:
+            assert p.count_beta <= 1
+            failures += norm.cdf(p.threshold - 2.0) > p.beta_upper
+    assert failures <= binom.isf(1e-4, 500, error * 0.9)  # a valid bound fails at most this often
+    assert failures >= 10  # and the bound is not vacuous: it is close to its stated error
+
+
+def test_separable_scores_keep_one_point():
+    """Separable scores: the one half-line best for mu and epsilon is certified alone (no second point to halve
+    its error)."""
+    a, b = gaussian_scores(30.0, 400, 6)
+    r = audit_scores(a, b, delta=1e-5, seed=0, sequential=False)
+    assert len(r.points) == 1 and r.points[0].tail_level is None and r.points[0].count_alpha == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 30), st.sampled_from(["without", "with"]), st.booleans())
+def test_tail_level_counts_never_exceed_the_level(seed, level, side, integers):
+    """Whatever the scores (ties included), at most j certification scores of the tail side lie beyond the
+    threshold of level j, and the tail bound is at least that count's share."""
+    from dpaudit.auditor.score_tail_levels import TailLevel, certify_tail_level
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(1.0, 1.0, 200), rng.normal(0.0, 1.0, 150)
+    if integers:
+        a, b = np.round(a * 2), np.round(b * 2)
+    p = certify_tail_level(a, b, TailLevel(level, side, 0.8, 200 if side == "with" else 150, 0.0), 0.05, 1e-5)
+    tail_count, tail_bound, n = (p.count_alpha, p.alpha_upper, b.size) if side == "without" else (p.count_beta, p.beta_upper, a.size)
+    assert tail_count <= level == p.tail_level and tail_bound >= level / n
+    assert p.count_alpha == int(np.sum(b >= p.threshold)) and p.count_beta == int(np.sum(a < p.threshold))
