@@ -42,11 +42,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.fft
 
-__all__ = ["GridPLD", "TAIL_MASS", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
+__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "convolution_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
 
 #: Tail mass cut off (on the declared side) after every convolution.
 TAIL_MASS = 1e-15
+#: Self-composition: a squaring whose float64 error bound, times the copies of the squared block in the
+#: result, would exceed this runs its FFTs in extended precision (``np.longdouble``).
+PRECISE_BUDGET = 1e-12
 _U = 2.0**-53
+_U_EXTENDED = float(np.finfo(np.longdouble).epsneg)  # unit round-off of the extended-precision FFTs
 _FLUSH = 1e-250
 _MAX_MULTI_BORROW = 256  # optimistic construction: heavy cells fixed from several cells above
 _MAX_REACH = 4096  # masses below this are set to 0 (their total is counted in the error bound)
@@ -70,10 +74,11 @@ class GridPLD:
     pessimistic: bool
 
     # ------------------------------------------------------------------ composition
-    def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS) -> GridPLD:
-        """The PLD of running both mechanisms (convolution of the finite parts)."""
+    def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS, precise: bool = False) -> GridPLD:
+        """The PLD of running both mechanisms (convolution of the finite parts; ``precise``: FFTs in
+        extended precision, :func:`_convolve`)."""
         _check_compatible(self, other)
-        pmf, err, level = _convolve(self.pmf, other.pmf)
+        pmf, err, level = _convolve(self.pmf, other.pmf, precise)
         inf_mass = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         error = self.error * other.pmf.sum() + other.error * self.pmf.sum() + err + self.error * other.error
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
@@ -101,7 +106,10 @@ class GridPLD:
             count >>= 1
             if not count:
                 break
-            power = power.compose(power, tail_mass)
+            # the squared block's float error is counted once per copy of it in the result (``count``
+            # copies): where that would exceed PRECISE_BUDGET the squaring runs in extended precision
+            precise = power.pmf.size > 64 and count * convolution_error(power.pmf) > PRECISE_BUDGET
+            power = power.compose(power, tail_mass, precise)
             level += 1
             if (final_step is not None and power.step * 1.5 < final_step
                     and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
@@ -266,12 +274,15 @@ def _check_compatible(a: GridPLD, b: GridPLD) -> None:
         raise ValueError("PLDs on different grids or of different sides cannot be combined")
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
+def _convolve(a: np.ndarray, b: np.ndarray, precise: bool = False) -> tuple[np.ndarray, float, float]:
     """Linear convolution via real FFT with negative round-off clipped.
 
     Returns (result, l1 error bound, per-entry noise level). Error analysis (Higham 2002, Thm 24.2):
     a radix-2 FFT has relative 2-norm error <= c u log2 n (c ~ 5), so the 2-norm error of the product
     is <= c u log2 n (2 |a|_2 |b|_1 + |a|_1 |b|_2) and its l1 error <= sqrt(n) times that.
+    ``precise``: the FFTs run in extended precision (``np.longdouble``, its own unit round-off u' in the
+    bound: 2^-64 on x86, 2^-53 where it is plain double) and the result is rounded to float64, which adds
+    a relative u to every entry, at most u |a|_1 |b|_1 in l1.
     """
     n = a.size + b.size - 1
     sum_a = float(a.sum())
@@ -284,14 +295,32 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
     norm_b = norm_a if b is a else math.sqrt(float(np.square(b).sum()))
     norms = norm_a * sum_b + sum_a * norm_b
     size = scipy.fft.next_fast_len(n, real=True)
-    fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
-    fb = fa if b is a else np.fft.rfft(b, size)
-    out = np.fft.irfft(fa * fb, size)[:n]
+    unit = _U_EXTENDED if precise else _U
+    if precise:
+        fa = np.fft.rfft(a.astype(np.longdouble), size)
+        fb = fa if b is a else np.fft.rfft(b.astype(np.longdouble), size)
+        out = np.fft.irfft(fa * fb, size)[:n].astype(np.float64)
+    else:
+        fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
+        fb = fa if b is a else np.fft.rfft(b, size)
+        out = np.fft.irfft(fa * fb, size)[:n]
     out[out < _FLUSH] = 0.0  # negative round-off and subnormal noise (far below the error bound)
-    log_n = math.log2(size)
-    bound_2 = 8.0 * _U * log_n * 1.5 * norms  # 2-norm error bound
+    bound_2 = _fft_bound_2(unit, size, norms)
+    rounding = 2.0 * _U * sum_a * sum_b if precise else 0.0  # the cast to float64
     # cells below the typical round-off level (2-norm spread over the cells) carry no information
-    return out, bound_2 * math.sqrt(size) + n * _FLUSH, 4.0 * bound_2 / math.sqrt(size)
+    return out, bound_2 * math.sqrt(size) + n * _FLUSH + rounding, 4.0 * bound_2 / math.sqrt(size)
+
+
+def _fft_bound_2(unit: float, size: int, norms: float) -> float:
+    """2-norm error bound of an FFT convolution of length ``size`` with ``norms`` = |a|_2 |b|_1 + |a|_1 |b|_2."""
+    return 8.0 * unit * math.log2(size) * 1.5 * norms
+
+
+def convolution_error(a: np.ndarray) -> float:
+    """The l1 error bound :func:`_convolve` charges for squaring ``a`` in float64 (FFT path), from its norms."""
+    size = scipy.fft.next_fast_len(2 * a.size - 1, real=True)
+    norms = 2.0 * float(a.sum()) * math.sqrt(float(np.square(a).sum()))
+    return _fft_bound_2(_U, size, norms) * math.sqrt(size)
 
 
 def identity(step: float, pessimistic: bool = True) -> GridPLD:
