@@ -48,7 +48,7 @@ __all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "convolution_error", "from_
 TAIL_MASS = 1e-15
 #: Self-composition: a squaring whose float64 error bound, times the copies of the squared block in the
 #: result, would exceed this runs its FFTs in extended precision (``np.longdouble``).
-PRECISE_BUDGET = 1e-12
+PRECISE_BUDGET = 1e-10
 _U = 2.0**-53
 _U_EXTENDED = float(np.finfo(np.longdouble).epsneg)  # unit round-off of the extended-precision FFTs
 _FLUSH = 1e-250
