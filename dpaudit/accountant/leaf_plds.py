@@ -119,8 +119,9 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
         variances.append(float(((l - mean) ** 2 * p).sum() / total))
     curves = None
     if lams is not None:
-        remove_curve = log_mgf_curve(remove, lams)
-        add_curve = remove_curve if add is remove else log_mgf_curve(add, lams)
+        # unpooled: pooling at a block's top loss adds up to lam times the block width per leaf, n times
+        remove_curve = log_mgf_curve(remove, lams, remove.pmf.size)
+        add_curve = remove_curve if add is remove else log_mgf_curve(add, lams, add.pmf.size)
         curves = (remove_curve, add_curve, remove.inf_mass, add.inf_mass)
     return max(means), max(variances), span, curves
 

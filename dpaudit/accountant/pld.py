@@ -96,7 +96,7 @@ FINAL_CELLS_PER_STANDARD_DEVIATION = 250
 #: leaves' discretisation, at delta = PLANNING_DELTA (``plan_grid``).
 TARGET_EXCESS = 7e-5
 PLANNING_DELTA = 1e-5
-_PLAN_LAMBDAS = np.geomspace(0.01, 3000.0, 49)
+_PLAN_LAMBDAS = np.geomspace(0.01, 3000.0, 37)
 #: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
 #: out by exponential tilting with every truncated tail bounded (:mod:`.pld_tilted`), and the smaller
 #: of the two sound bounds is returned.

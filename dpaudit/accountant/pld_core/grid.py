@@ -50,6 +50,7 @@ TAIL_MASS = 1e-15
 #: result, would exceed this runs its FFTs in extended precision (``np.longdouble``).
 PRECISE_BUDGET = 1e-10
 _U = 2.0**-53
+_PEAK_CELLS = 1024  # squarings split off a peak of at most this many cells, summed directly (_square_split)
 _U_EXTENDED = float(np.finfo(np.longdouble).epsneg)  # unit round-off of the extended-precision FFTs
 _FLUSH = 1e-250
 _MAX_MULTI_BORROW = 256  # optimistic construction: heavy cells fixed from several cells above
@@ -84,6 +85,22 @@ class GridPLD:
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
         return result.truncate(tail_mass, noise=level)
 
+    def square(self, tail_mass: float = TAIL_MASS, error_budget: float = math.inf) -> GridPLD:
+        """``self.compose(self)``, with the float error kept within ``error_budget`` where it can be: the
+        plain float64 FFT when its bound is within it, else the peak split off (:func:`_square_split`) when
+        that bound is, else extended precision."""
+        pmf = self.pmf
+        if pmf.size <= 64 or convolution_error(pmf) <= error_budget:
+            return self.compose(self, tail_mass)
+        split = _split_peak(pmf)
+        if split is not None and _split_error(pmf, *split) <= error_budget:
+            out, err, level = _square_split(pmf, *split)
+            inf_mass = 1.0 - (1.0 - self.inf_mass) ** 2
+            total = float(pmf.sum())
+            error = 2.0 * self.error * total + err + self.error * self.error
+            return GridPLD(self.step, 2 * self.offset, out, inf_mass, error, self.pessimistic).truncate(tail_mass, noise=level)
+        return self.compose(self, tail_mass, precise=True)
+
     def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None) -> GridPLD:
         """``count``-fold composition by exponentiation by squaring (O(log count) convolutions).
 
@@ -107,9 +124,9 @@ class GridPLD:
             if not count:
                 break
             # the squared block's float error is counted once per copy of it in the result (``count``
-            # copies): where that would exceed PRECISE_BUDGET the squaring runs in extended precision
-            precise = power.pmf.size > 64 and count * convolution_error(power.pmf) > PRECISE_BUDGET
-            power = power.compose(power, tail_mass, precise)
+            # copies): where that would exceed PRECISE_BUDGET the squaring splits off its peak (_square_split)
+            # or, where that is not enough, runs in extended precision
+            power = power.square(tail_mass, PRECISE_BUDGET / count)
             level += 1
             if (final_step is not None and power.step * 1.5 < final_step
                     and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
@@ -309,6 +326,57 @@ def _convolve(a: np.ndarray, b: np.ndarray, precise: bool = False) -> tuple[np.n
     rounding = 2.0 * _U * sum_a * sum_b if precise else 0.0  # the cast to float64
     # cells below the typical round-off level (2-norm spread over the cells) carry no information
     return out, bound_2 * math.sqrt(size) + n * _FLUSH + rounding, 4.0 * bound_2 / math.sqrt(size)
+
+
+def _split_peak(a: np.ndarray) -> tuple[int, int] | None:
+    """(start, width) of the window of at most _PEAK_CELLS cells holding the most mass, when the rest holds
+    at most a tenth of it; else None."""
+    width = min(_PEAK_CELLS, a.size)
+    cum = np.concatenate(([0.0], np.cumsum(a)))
+    window = cum[width:] - cum[:-width]
+    start = int(window.argmax())
+    if cum[-1] - window[start] > 0.1 * cum[-1]:
+        return None
+    return start, width
+
+
+def _split_error(a: np.ndarray, start: int, width: int) -> float:
+    """The l1 error bound of :func:`_square_split` (computed there too)."""
+    return _square_split(a, start, width, bound_only=True)[1]
+
+
+def _square_split(a: np.ndarray, start: int, width: int, bound_only: bool = False
+                  ) -> tuple[np.ndarray | None, float, float]:
+    """a * a with the peak w = a[start:start + width] split off: a * a = w * w + r * (a + w), r = a - w (w and r
+    as full-length vectors; both exact in floats). w * w is a short convolution run in extended precision
+    (:func:`_convolve`, with its bound), r * (a + w) a long one in float64 with the bound of :func:`_convolve`
+    on its own norms (|r|_1 and |r|_2 are small when the mass sits in the peak: that is the point), and the
+    two are added (a relative u, at most 2 u |a|_1^2 in l1). Returns (result, l1 error bound,
+    per-entry noise level); with ``bound_only`` the result is None and only the bound is computed."""
+    peak = a[start:start + width]
+    total, peak_mass = float(a.sum()), float(peak.sum())
+    norm_a2, peak_2 = float(np.square(a).sum()), float(np.square(peak).sum())
+    rest_1 = max(0.0, total - peak_mass) * (1 + a.size * _U)
+    rest_2 = math.sqrt(max(0.0, norm_a2 - peak_2) + 4 * a.size * _U * norm_a2)
+    b_1, b_2 = total + peak_mass, math.sqrt(norm_a2) + math.sqrt(peak_2)
+    n = 2 * a.size - 1
+    size = scipy.fft.next_fast_len(n, real=True)
+    bound_2 = _fft_bound_2(_U, size, rest_2 * b_1 + rest_1 * b_2)
+    core_size = scipy.fft.next_fast_len(2 * width - 1, real=True)
+    core_bound = (_fft_bound_2(_U_EXTENDED, core_size, 2.0 * peak_mass * math.sqrt(peak_2)) * math.sqrt(core_size)
+                  + 2.0 * _U * peak_mass**2)
+    error = bound_2 * math.sqrt(size) + core_bound + 2.0 * _U * total * total + n * _FLUSH
+    level = 4.0 * bound_2 / math.sqrt(size)
+    if bound_only:
+        return None, error, level
+    rest = a.copy()
+    rest[start:start + width] = 0.0
+    b = a.copy()
+    b[start:start + width] += peak
+    out = np.fft.irfft(np.fft.rfft(rest, size) * np.fft.rfft(b, size), size)[:n]
+    out[2 * start:2 * start + 2 * width - 1] += _convolve(peak, peak, precise=True)[0]
+    out[out < _FLUSH] = 0.0
+    return out, error, level
 
 
 def _fft_bound_2(unit: float, size: int, norms: float) -> float:
