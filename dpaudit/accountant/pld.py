@@ -19,15 +19,21 @@ Two discretisations are run:
   composition of those pairs.
 
 Numerical error: besides the declared-side discretisation, every number carries the float error bound
-of the FFTs (Higham 2002, Thm 24.2: about ``16 u log2(n) sqrt(n)`` in l1 per convolution, u = 2^-53,
-growing linearly with the number of compositions, e.g. ~1e-8 after 10^4 steps), which is added to every
-delta read out (subtracted for the lower bound); tails below 1e-15 of mass per operation are moved to
-the declared side. The grid step is chosen from the spread of the composed loss unless given: the lower
-bound uses one grid (about 1000 cells per standard deviation); the upper bound discretises the leaves on a
-grid 2^r times finer than its final one (about 250 cells per standard deviation) and coarsens each
-self-composition as it grows (``GridPLD.coarsen``: every atom split onto the coarse grid keeping its P- and
-Q-mass, which dominates it), so the leaves' discretisation error is that of the fine grid while the large
-FFTs run on the coarse one.
+of the FFTs (Higham 2002, Thm 24.2: about ``16 u log2(n) sqrt(n)`` in l1 per convolution, u = 2^-53),
+which is added to every delta read out (subtracted for the lower bound); tails below 1e-15 of mass per
+operation are moved to the declared side. An early squaring's error is repeated in every copy of its block,
+so it grows with the number of compositions; a squaring whose bound, times those copies, would exceed
+``PRECISE_BUDGET`` (1e-10) splits off its peak or runs in extended precision (``GridPLD.square``), which
+keeps the charged error near 1e-9 even after 10^6 steps.
+
+Grids: the step is planned per composition unless given. The lower bound uses one grid (about 1000 cells per
+standard deviation of the composed loss). The upper bound is planned for a relative excess of epsilon over
+the exact value near :data:`TARGET_EXCESS` (:func:`plan_grid`: from the leaves' log moment generating
+functions, the Chernoff tilt and epsilon scale at delta 1e-5); it discretises the leaves on that grid and
+coarsens each self-composition as it grows, up to 2^r times (``GridPLD.coarsen``: every atom split onto the
+coarse grid keeping its P- and Q-mass, which dominates it), so the leaves' discretisation error is that of
+the fine grid while the large FFTs run on the coarse one. Of the two adjacency directions the one that does
+not decide epsilon is only screened (its Chernoff bound, or a coarser grid).
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
 as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
@@ -88,8 +94,8 @@ __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STA
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
 #: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
 CELLS_PER_STANDARD_DEVIATION = 1000
-#: Upper bound (automatic grid): cells per standard deviation of the composed loss on the final grid. The
-#: leaves are discretised on a grid 2^r times finer and coarsened while they are composed
+#: Upper bound (automatic grid): the final grid is at most 1/this of the composed loss's standard deviation.
+#: The leaves are discretised on a grid 2^r times finer and coarsened while they are composed
 #: (``GridPLD.self_compose``).
 FINAL_CELLS_PER_STANDARD_DEVIATION = 250
 #: Upper bound (automatic grid): the planned relative excess of epsilon over the exact value from the
@@ -124,8 +130,9 @@ class PLDAccountant(AttackRiskReadouts):
         neighbouring: "add_remove" (default) or "replace_one"; every event is interpreted under it
             (Gaussian and Laplace sensitivity doubles under replace-one).
         discretisation_interval: grid step of the privacy loss (one grid for leaves and composition);
-            None (default) plans the grids from the composed loss spread (module docstring), which keeps
-            results within ~0.05% of the exact value at a few tens of milliseconds.
+            None (default) plans the grids per composition (module docstring, :func:`plan_grid`), which keeps
+            results about 0.01-0.02% above the exact value at a few to a hundred milliseconds
+            (reports/accounting_grid.md).
 
     ``epsilon`` and ``delta`` are upper bounds (pessimistic discretisation, rounded up);
     ``epsilon_interval`` and ``delta_interval`` add the optimistic lower bound.
@@ -531,8 +538,11 @@ class PLDAccountant(AttackRiskReadouts):
         if symmetric:
             self._cache[True] = (decided, decided)
             return value, [decided]
-        if self._chernoff_epsilon(1, target_delta) <= value or self._chernoff_epsilon(1, target_delta, fine=True) <= value:
+        if self._chernoff_epsilon(1, target_delta) <= value:
             return value, [decided]  # the add direction cannot decide it
+        nested = any(leaf.kind == "tree" for leaf in self._leaves)  # (a fine sampled sub-tree is a composition)
+        if not nested and self._chernoff_epsilon(1, target_delta, fine=True) <= value:
+            return value, [decided]
         if self._leaf_factor() > 1:
             rough, _ = self._upper("add", coarse=True)
             if rough.epsilon(target_delta) <= value:

@@ -27,7 +27,11 @@ Here a PLD lives on losses ``(offset + i) * step``, i = 0..n-1, plus a mass at +
 
 Numerical error. Every FFT convolution adds at most ``16 u log2(n) sqrt(n)`` (u = 2^-53) to a bound on the
 l1 distance between the stored masses and those exact arithmetic would give (Higham 2002, Thm 24.2:
-relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Since every weight in delta(eps)
+relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Self-composition counts the error of
+each squaring once per copy of its block in the result; where that would exceed ``PRECISE_BUDGET`` the
+squaring (:meth:`GridPLD.square`) splits off its peak (a short extended-precision convolution plus a long
+float64 one of the sparse rest, whose norms, and so bound, are small) or runs its FFTs in extended precision
+(``np.longdouble``, bounded with its own unit round-off). Since every weight in delta(eps)
 lies in [0, 1], that bound is added to (pessimistic) or subtracted from (optimistic) every delta read
 out; sums carry a further relative ``n u``. Truncating tail mass below ``TAIL_MASS`` per operation is
 done on the declared side (pessimistic: into +inf or up to the first grid point), so it is not an
