@@ -217,6 +217,11 @@ def fuzz_rows(trees: int) -> list[dict]:
     return rows
 
 
+def _percent(value: float) -> str:
+    """A signed percentage; "not run" for the default interval skipped as too large (over MAX_PEER_CELLS)."""
+    return "not run" if math.isnan(value) else f"{value:+.4%}"
+
+
 def _table(rows: list[dict]) -> list[str]:
     lines = ["| q | sigma | steps | ours eps | reference eps | ours excess | dpa 1e-4 excess | peer interval | peer eps "
              "| ours s | peer s | ratio |",
@@ -225,7 +230,7 @@ def _table(rows: list[dict]) -> list[str]:
         ref = r.get("reference", math.nan)
         lines.append(f"| {r['q']:g} | {r['sigma']:g} | {r['steps']:,} | {r['epsilon']:.7g} | {ref:.7g} "
                      f"+- {r.get('reference_uncertainty', math.nan):.1g} | {r.get('excess', math.nan):+.4%} | "
-                     f"{r.get('peer_default_excess', math.nan):+.4%} | {r.get('peer_interval', math.nan):.3g} | "
+                     f"{_percent(r.get('peer_default_excess', math.nan))} | {r.get('peer_interval', math.nan):.3g} | "
                      f"{r.get('peer_epsilon', math.nan):.7g} | {r.get('ours_seconds', math.nan):.3f} | "
                      f"{r.get('peer_seconds', math.nan):.3f} | {r.get('ratio', math.nan):.2f} |")
     return lines
@@ -244,7 +249,8 @@ def report(grid: list[dict], fuzz: list[dict], fuzz_note: str = "run in the same
              "(h = a quarter of our leaf grid step, at least 2e-5), extrapolated to interval 0 from h and h/2 (Richardson, "
              "second order); +- = a third of their difference plus the three values' departure from the second-order "
              "model; "
-             "excess = ours / reference - 1; dpa 1e-4 = dp_accounting at its default interval. Peer epsilons above ~745 "
+             f"excess = ours / reference - 1; dpa 1e-4 = dp_accounting at its default interval (not run where its PLD "
+             f"would need over about {MAX_PEER_CELLS:,} cells). Peer epsilons above ~745 "
              "are its PLD's read out by bisection on its delta (its API returns the tail quantile there, up to ~1 higher); "
              "the timed peer call is its plain API. Ours plans its upper "
              "grid per configuration for a relative excess of about 1e-4 at delta 1e-5 (`plan_grid`: leaf step from the "
