@@ -2,13 +2,22 @@
 tightness, and a fuzz of random event trees (time, memory, soundness); writes reports/accounting_grid.md
 and reports/accounting_grid.json, printing every configuration.
 
-Run: nice -n 10 python benchmarks/bench_accounting_grid.py [--quick] [--trees N]
+Run: nice -n 10 python benchmarks/bench_accounting_grid.py [--quick] [--trees N] [--only q,sigma,steps ...]
   (full grid: q 1e-3/1e-2/1e-1 x sigma 0.5/0.6/1/2 x T 10^3..10^6 = 48 configurations; --quick: T <= 10^4)
+
+Reference epsilon (the "exact" column): dp_accounting's pessimistic connect-the-dots PLD (an implementation
+independent of ours) at fine intervals 2h, h and h/2 (h = a quarter of our leaf grid step, at least 2e-5),
+extrapolated to interval 0 (Richardson: its error is second order in the interval, ref = e(h/2) - (e(h) - e(h/2)) / 3); its
+uncertainty is stated as |e(h) - e(h/2)| / 3 plus the departure of e(2h), e(h), e(h/2) from the second-order
+model. "Excess" = ours / ref - 1; "below" flags ours < ref - uncertainty (an unsound row).
 
 Equal tightness: dp_accounting's PLD accountant at the coarsest ``value_discretization_interval`` whose
 epsilon is at most ours plus 1e-4 relative (within 1e-4 of ours, or tighter: where theirs is tighter at every
 interval the coarsest one is taken) (found by bisection on the interval's log), then both timed in
 alternating runs (ours, theirs, ours, ...), best of several, on a shared machine. Ratio = their time / ours.
+Above epsilon ~745 dp_accounting's epsilon read-out returns the tail quantile (e^-loss underflows), up to ~1
+above its own PLD's epsilon; the peer's epsilons compared are its PLD's read out by bisection on its delta
+(``pld_epsilon``), while its timed call is the plain API (compose + get_epsilon), so no read-out work is charged.
 dp_accounting is a benchmark peer only (``pip install dp-accounting``); without it the speed columns are empty.
 Fuzz: random trees of Gaussian / Laplace leaves under Poisson sampling and self-composition (nested
 sampling included), each timed with its peak traced memory (tracemalloc, numpy allocations included);
@@ -39,27 +48,79 @@ DELTA = 1e-5
 QS = (1e-3, 1e-2, 1e-1)
 SIGMAS = (0.5, 0.6, 1.0, 2.0)
 STEPS = (10**3, 10**4, 10**5, 10**6)
+#: Points of the box q 1e-3..0.1, sigma 0.5..2, T 10^3..10^6 off the grid (--off-grid), as outside checks use.
+OFF_GRID = ((0.003, 0.8, 300_000), (0.05, 1.5, 30_000), (0.002, 0.55, 1_000_000), (0.02, 0.7, 3000),
+            (0.07, 1.2, 200_000), (0.0015, 1.7, 50_000), (0.3e-2, 0.5, 2000), (0.1, 0.75, 700_000))
 TOLERANCE = 1e-4
+MAX_PEER_CELLS = 2**23
+REFERENCE_FINEST = 1e-5  # dp_accounting's epsilon at 10^6 steps drifts below about 5e-6 (its float error)
 
 
 def ours(q: float, sigma: float, steps: int) -> float:
     return PLDAccountant().compose(SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)).epsilon(DELTA)
 
 
-def theirs(q: float, sigma: float, steps: int, interval: float) -> float:
+def pld_epsilon(pld, api_value: float) -> float:
+    """epsilon of a dp_accounting PLD read out exactly: its ``get_epsilon_for_delta`` returns the loss at which the
+    upper tail mass reaches delta once e^-loss underflows (losses above ~745), an over-estimate; below that it is
+    exact. Above 700 the smallest epsilon with ``get_delta_for_epsilon`` (which stays accurate) within DELTA is
+    found by bisection below the API's value."""
+    if not math.isfinite(api_value) or api_value < 700:
+        return api_value
+    low, high = 0.0, api_value
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        if pld.get_delta_for_epsilon(mid) <= DELTA:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def reference(q: float, sigma: float, steps: int) -> tuple[float, float]:
+    """(extrapolated exact epsilon, its uncertainty) from dp_accounting's connect-the-dots PLD at intervals 2h, h
+    and h/2 (h: a quarter of our leaf step, at least REFERENCE_FINEST): Richardson from h and h/2; the uncertainty
+    adds to |e(h) - e(h/2)| / 3 how far the three are from the second-order model."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    acct = PLDAccountant().compose(SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps))
+    coarse = max(acct.leaf_step() / 4, 2 * REFERENCE_FINEST)
+
+    def at(interval: float) -> float:
+        pld = privacy_loss_distribution.from_gaussian_mechanism(
+            standard_deviation=sigma, sampling_prob=q, value_discretization_interval=interval, use_connect_dots=True)
+        composed = pld.self_compose(steps)
+        return pld_epsilon(composed, composed.get_epsilon_for_delta(DELTA))
+
+    e0, e1, e2 = at(2 * coarse), at(coarse), at(coarse / 2)
+    return e2 - (e1 - e2) / 3, abs(e1 - e2) / 3 + abs((e0 - e1) - 4 * (e1 - e2)) / 3
+
+
+def theirs(q: float, sigma: float, steps: int, interval: float, exact_readout: bool = True) -> float:
+    """dp_accounting's PLDAccountant epsilon (its API; the timed call uses ``exact_readout=False``); with
+    ``exact_readout`` its composed PLD read out by :func:`pld_epsilon` (the value the tightness comparison uses)."""
     from dp_accounting import dp_event
     from dp_accounting.pld import pld_privacy_accountant
 
     acct = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
     acct.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
-    return acct.get_epsilon(DELTA)
+    value = acct.get_epsilon(DELTA)
+    return pld_epsilon(acct._pld, value) if exact_readout else value
+
+
+def finest_interval(q: float, sigma: float, steps: int) -> float:
+    """The finest dp_accounting interval tried: its composed PLD within about MAX_PEER_CELLS cells (16 standard
+    deviations of the composed loss, estimated as 250 of our final grid steps) and at least 1e-5."""
+    acct = PLDAccountant().compose(SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps))
+    return max(1e-5, 16 * 250 * acct.step() / MAX_PEER_CELLS)
 
 
 def equal_tightness_interval(q: float, sigma: float, steps: int, target: float) -> tuple[float, float]:
     """(coarsest interval found whose eps is at most ours + TOLERANCE relative (as tight as ours, or tighter),
-    its eps), by bisection on log10; nan when even 1e-5 is looser."""
+    its eps), by bisection on log10; nan when even the finest interval tried is looser."""
     good, bad = None, None
-    for interval in (1e-2, 1e-3, 1e-4, 1e-5):
+    finest = finest_interval(q, sigma, steps)
+    for interval in [x for x in (1e-1, 1e-2, 1e-3, 1e-4) if x > finest] + [finest]:
         value = theirs(q, sigma, steps, interval)
         if value <= target * (1 + TOLERANCE):
             good = (interval, value)
@@ -89,28 +150,32 @@ def alternating(functions: list, rounds: int) -> list[float]:
     return best
 
 
-def grid_rows(steps_grid: tuple[int, ...], have_peer: bool) -> list[dict]:
+def grid_rows(steps_grid: tuple[int, ...], have_peer: bool, only: list[tuple[float, float, int]] | None = None) -> list[dict]:
     rows = []
-    for q in QS:
-        for sigma in SIGMAS:
-            for steps in steps_grid:
-                start = time.perf_counter()
-                ours_eps = ours(q, sigma, steps)
-                first = time.perf_counter() - start
-                row = {"q": q, "sigma": sigma, "steps": steps, "epsilon": ours_eps}
-                if have_peer:
-                    interval, their_eps = equal_tightness_interval(q, sigma, steps, ours_eps)
-                    row.update(peer_interval=interval, peer_epsilon=their_eps)
-                    if math.isfinite(interval):
-                        rounds = 3 if first > 1.0 else 5
-                        t_ours, t_theirs = alternating([lambda: ours(q, sigma, steps),
-                                                        lambda: theirs(q, sigma, steps, interval)], rounds)
-                        row.update(ours_seconds=t_ours, peer_seconds=t_theirs, ratio=t_theirs / t_ours)
-                    row["peer_default_epsilon"] = theirs(q, sigma, steps, 1e-4)
-                else:
-                    row["ours_seconds"] = first
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+    configs = [(q, sigma, steps) for q in QS for sigma in SIGMAS for steps in steps_grid] if only is None else only
+    for q, sigma, steps in configs:
+        start = time.perf_counter()
+        ours_eps = ours(q, sigma, steps)
+        first = time.perf_counter() - start
+        row = {"q": q, "sigma": sigma, "steps": steps, "epsilon": ours_eps}
+        if have_peer:
+            ref, uncertainty = reference(q, sigma, steps)
+            row.update(reference=ref, reference_uncertainty=uncertainty, excess=ours_eps / ref - 1,
+                       below_reference=ours_eps < ref - uncertainty)
+            interval, their_eps = equal_tightness_interval(q, sigma, steps, ours_eps)
+            row.update(peer_interval=interval, peer_epsilon=their_eps)
+            if math.isfinite(interval):
+                rounds = 3 if first > 1.0 else 5
+                t_ours, t_theirs = alternating([lambda: ours(q, sigma, steps),
+                                                lambda: theirs(q, sigma, steps, interval, exact_readout=False)], rounds)
+                row.update(ours_seconds=t_ours, peer_seconds=t_theirs, ratio=t_theirs / t_ours)
+            if finest_interval(q, sigma, steps) <= 1e-4:
+                row["peer_default_epsilon"] = theirs(q, sigma, steps, 1e-4)
+                row["peer_default_excess"] = row["peer_default_epsilon"] / ref - 1
+        else:
+            row["ours_seconds"] = first
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     return rows
 
 
@@ -152,27 +217,73 @@ def fuzz_rows(trees: int) -> list[dict]:
     return rows
 
 
-def report(grid: list[dict], fuzz: list[dict]) -> str:
+def _percent(value: float) -> str:
+    """A signed percentage; "not run" for the default interval skipped as too large (over MAX_PEER_CELLS)."""
+    return "not run" if math.isnan(value) else f"{value:+.4%}"
+
+
+def _table(rows: list[dict]) -> list[str]:
+    lines = ["| q | sigma | steps | ours eps | reference eps | ours excess | dpa 1e-4 excess | peer interval | peer eps "
+             "| ours s | peer s | ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ref = r.get("reference", math.nan)
+        lines.append(f"| {r['q']:g} | {r['sigma']:g} | {r['steps']:,} | {r['epsilon']:.7g} | {ref:.7g} "
+                     f"+- {r.get('reference_uncertainty', math.nan):.1g} | {r.get('excess', math.nan):+.4%} | "
+                     f"{_percent(r.get('peer_default_excess', math.nan))} | {r.get('peer_interval', math.nan):.3g} | "
+                     f"{r.get('peer_epsilon', math.nan):.7g} | {r.get('ours_seconds', math.nan):.3f} | "
+                     f"{r.get('peer_seconds', math.nan):.3f} | {r.get('ratio', math.nan):.2f} |")
+    return lines
+
+
+def report(grid: list[dict], fuzz: list[dict], fuzz_note: str = "run in the same invocation as the grid",
+           off_grid: list[dict] | None = None) -> str:
     lines = ["# PLD accountant on a DP-SGD grid and on fuzzed trees", "", machine_line(),
-             f"delta = {DELTA:g}. Ratio = dp_accounting time / ours at equal tightness (dp_accounting's coarsest "
-             f"interval whose epsilon is at most ours + {TOLERANCE:g} relative), alternating runs, best of 3-5; a shared, "
-             "loaded 2-core machine.", "",
-             "| q | sigma | steps | ours eps | peer interval | peer eps | dpa default (1e-4) eps | ours s | peer s | ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in grid:
-        lines.append(f"| {r['q']:g} | {r['sigma']:g} | {r['steps']:,} | {r['epsilon']:.6g} | {r.get('peer_interval', math.nan):.3g} | "
-                     f"{r.get('peer_epsilon', math.nan):.6g} | {r.get('peer_default_epsilon', math.nan):.6g} | "
-                     f"{r.get('ours_seconds', math.nan):.3f} | {r.get('peer_seconds', math.nan):.3f} | {r.get('ratio', math.nan):.2f} |")
+             f"delta = {DELTA:g}; DP-SGD = Poisson-subsampled Gaussian (sensitivity 1) self-composed T times, "
+             "add/remove neighbours; ours = `PLDAccountant()` with its automatic grid. "
+             f"Ratio = dp_accounting time / ours at equal tightness (dp_accounting's coarsest "
+             f"interval whose epsilon is at most ours + {TOLERANCE:g} relative, bisected on log10 of the interval), "
+             "alternating runs (ours, theirs, ours, ...), best of 3-5, in one run on a shared, "
+             "loaded 2-core machine (other sessions were running: times are noisy, ratios less so). "
+             "Reference ('exact') = dp_accounting's connect-the-dots PLD (independent of ours) at intervals 2h, h, h/2 "
+             "(h = a quarter of our leaf grid step, at least 2e-5), extrapolated to interval 0 from h and h/2 (Richardson, "
+             "second order); +- = a third of their difference plus the three values' departure from the second-order "
+             "model; "
+             f"excess = ours / reference - 1; dpa 1e-4 = dp_accounting at its default interval (not run where its PLD "
+             f"would need over about {MAX_PEER_CELLS:,} cells). Peer epsilons above ~745 "
+             "are its PLD's read out by bisection on its delta (its API returns the tail quantile there, up to ~1 higher); "
+             "the timed peer call is its plain API. Ours plans its upper "
+             "grid per configuration for a relative excess of about 1e-4 at delta 1e-5 (`plan_grid`: leaf step from the "
+             "Chernoff tilt of the leaves' log-MGF; the direction that does not decide epsilon only screened; squarings "
+             "whose float error would matter split off their peak or run in extended precision).", "",
+             ] + _table(grid)
     ratios = [r["ratio"] for r in grid if "ratio" in r]
     if ratios:
+        excess = [r["excess"] for r in grid if "excess" in r]
+        default = [r["peer_default_excess"] for r in grid if "peer_default_excess" in r] or [math.nan]
+        missing = len(grid) - len(ratios)
         lines += ["", f"Ratio over {len(ratios)} configurations: min {min(ratios):.2f}x, median "
                   f"{statistics.median(ratios):.2f}x, max {max(ratios):.2f}x; slower than dp_accounting in "
-                  f"{sum(r < 1 for r in ratios)}. nan: no dp_accounting interval down to 1e-5 was as tight as our "
-                  "epsilon (+1e-4 relative), so no equal-tightness time exists."]
+                  f"{sum(r < 1 for r in ratios)}."
+                  + (f" {missing} rows without a ratio: no dp_accounting interval down to the finest tried (1e-5, or "
+                     f"the interval whose composed PLD has about {MAX_PEER_CELLS:,} cells) was as tight as our "
+                     "epsilon (+1e-4 relative)." if missing else ""),
+                  f"Ours above the reference: median {statistics.median(excess):+.4%}, max {max(excess):+.4%} "
+                  f"(dp_accounting's default interval 1e-4: median {statistics.median(default):+.4%}, max "
+                  f"{max(default):+.4%}); below the reference by more than its uncertainty (unsound): "
+                  f"{sum(r['below_reference'] for r in grid if 'below_reference' in r)}."]
+    if off_grid:
+        ratios = [r["ratio"] for r in off_grid if "ratio" in r]
+        lines += ["", f"## Off the grid: {len(off_grid)} other points of the box (same method, a separate run)", ""]
+        lines += _table(off_grid)
+        if ratios:
+            lines += ["", f"Ratio: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x, max {max(ratios):.2f}x; "
+                      f"slower than dp_accounting in {sum(r < 1 for r in ratios)}; ours below the reference by more than "
+                      f"its uncertainty: {sum(r.get('below_reference', False) for r in off_grid)}."]
     if fuzz:
         done = [r for r in fuzz if r["error"] is None]
         sampled = [r for r in done if "PoissonSampled" in r["tree"] and math.isfinite(r["upper"]) and r["upper"] > 0]
-        lines += ["", f"## Fuzz: {len(fuzz)} random trees (seed 20261125)", "",
+        lines += ["", f"## Fuzz: {len(fuzz)} random trees (seed 20261125; {fuzz_note})", "",
                   f"- slowest {max(r['seconds'] for r in fuzz):.2f} s, largest traced peak {max(r['peak_mb'] for r in fuzz):.0f} MB; "
                   f"over 10 s: {sum(r['seconds'] > 10 for r in fuzz)}, over 2 GB: {sum(r['peak_mb'] > 2048 for r in fuzz)};",
                   f"- refused with UnsupportedEventError: {len(fuzz) - len(done)};",
@@ -190,6 +301,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="steps up to 10^4 only")
     parser.add_argument("--trees", type=int, default=200)
     parser.add_argument("--no-grid", action="store_true")
+    parser.add_argument("--off-grid", action="store_true", help="also the OFF_GRID points (a second table)")
+    parser.add_argument("--name", default="accounting_grid", help="report file name (reports/NAME.md, .json)")
+    parser.add_argument("--only", nargs="+", metavar="Q,SIGMA,STEPS", help="these configurations only (no files written)")
     parser.add_argument("--grid-from", metavar="JSON", help="reuse the grid rows of an earlier run's JSON")
     parser.add_argument("--fuzz-from", metavar="JSON", help="reuse the fuzz rows of an earlier run's JSON")
     args = parser.parse_args()
@@ -199,14 +313,21 @@ def main() -> None:
     except ImportError:
         have_peer = False
     steps = tuple(s for s in STEPS if not args.quick or s <= 10**4)
+    if args.only:
+        grid_rows(steps, have_peer, [(float(a), float(b), int(float(c))) for a, b, c in (x.split(",") for x in args.only)])
+        return
     if args.grid_from:
         grid = json.loads(Path(args.grid_from).read_text())["grid"]
     else:
         grid = [] if args.no_grid else grid_rows(steps, have_peer)
     fuzz = json.loads(Path(args.fuzz_from).read_text())["fuzz"] if args.fuzz_from else fuzz_rows(args.trees)
     (ROOT / "reports").mkdir(exist_ok=True)
-    atomic_write_text(ROOT / "reports" / "accounting_grid.md", report(grid, fuzz))
-    atomic_write_text(ROOT / "reports" / "accounting_grid.json", json.dumps({"grid": grid, "fuzz": fuzz}, indent=1))
+    off_grid = grid_rows(steps, have_peer, list(OFF_GRID)) if args.off_grid else []
+    note = ("a separate run of this benchmark (--no-grid) with the same code, alongside the grid's run" if args.fuzz_from
+            else "run in the same invocation as the grid")
+    atomic_write_text(ROOT / "reports" / f"{args.name}.md", report(grid, fuzz, note, off_grid))
+    atomic_write_text(ROOT / "reports" / f"{args.name}.json",
+                      json.dumps({"grid": grid, "off_grid": off_grid, "fuzz": fuzz}, indent=1))
 
 
 if __name__ == "__main__":

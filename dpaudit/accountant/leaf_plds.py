@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from .leaf import Leaf
 from .pld_core.grid import GridPLD, identity
 from .registry import FAMILIES
 
-__all__ = ["build_leaf", "compose_leaves", "merged", "leaf_loss_moments"]
+__all__ = ["build_leaf", "compose_leaves", "merged", "leaf_loss_moments", "leaf_loss_summary", "log_mgf_curve"]
 
 
 def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool,
@@ -91,6 +93,15 @@ def leaf_loss_moments(leaf: Leaf, relation: str, pessimistic: bool = True) -> tu
     pessimistic PLD, from a discretisation with 500 to 20,000 cells; used only to plan the grid. The first
     try, at step 2e-3, is within range for loss spans from 1 to 40 (subsampled Gaussians at common noise
     levels); otherwise the leaf is rebuilt at 1/1500 of its span."""
+    return leaf_loss_summary(leaf, relation, pessimistic)[:3]
+
+
+def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams: np.ndarray | None = None
+                      ) -> tuple[float, float, float, tuple[np.ndarray, np.ndarray, float, float] | None]:
+    """:func:`leaf_loss_moments` and, at each tilt in ``lams``, ln M(lam), the log moment generating function
+    of each direction's finite losses (:func:`log_mgf_curve`), with each direction's mass at +inf: (remove
+    curve, add curve, remove inf mass, add inf mass), from the same discretisation (None without ``lams``).
+    Of the pessimistic PLD, a dominating pair's, the curves are upper bounds (Chernoff bounds from them hold)."""
     step = 2e-3
     for _ in range(6):
         remove, add = build_leaf(leaf, relation, step, pessimistic)
@@ -106,7 +117,28 @@ def leaf_loss_moments(leaf: Leaf, relation: str, pessimistic: bool = True) -> tu
         mean = float((l * p).sum() / total)
         means.append(mean)
         variances.append(float(((l - mean) ** 2 * p).sum() / total))
-    return max(means), max(variances), span
+    curves = None
+    if lams is not None:
+        # unpooled: pooling at a block's top loss adds up to lam times the block width per leaf, n times
+        remove_curve = log_mgf_curve(remove, lams, remove.pmf.size)
+        add_curve = remove_curve if add is remove else log_mgf_curve(add, lams, add.pmf.size)
+        curves = (remove_curve, add_curve, remove.inf_mass, add.inf_mass)
+    return max(means), max(variances), span, curves
+
+
+def log_mgf_curve(pld: GridPLD, lams: np.ndarray, cells: int = 2048) -> np.ndarray:
+    """ln M(lam) = ln sum_i p_i e^{lam l_i} of a grid PLD's finite part at each lam, with the masses pooled
+    into at most ``cells`` blocks at each block's top loss (an over-estimate, also of the float error: the
+    largest exponent is factored out and a relative margin of 1e-12 added)."""
+    block = max(1, -(-pld.pmf.size // cells))
+    pad = (-pld.pmf.size) % block
+    pmf = np.append(pld.pmf, np.zeros(pad)).reshape(-1, block).sum(axis=1)
+    losses = (pld.offset + block - 1 + block * np.arange(pmf.size)) * pld.step
+    keep = pmf > 0
+    log_p, losses = np.log(pmf[keep]), losses[keep]
+    exponents = log_p[None, :] + lams[:, None] * losses[None, :]
+    top = exponents.max(axis=1)
+    return top + np.log(np.exp(exponents - top[:, None]).sum(axis=1)) + 1e-12 * (1.0 + np.abs(top))
 
 
 def _span(pld: GridPLD) -> float:

@@ -19,15 +19,21 @@ Two discretisations are run:
   composition of those pairs.
 
 Numerical error: besides the declared-side discretisation, every number carries the float error bound
-of the FFTs (Higham 2002, Thm 24.2: about ``16 u log2(n) sqrt(n)`` in l1 per convolution, u = 2^-53,
-growing linearly with the number of compositions, e.g. ~1e-8 after 10^4 steps), which is added to every
-delta read out (subtracted for the lower bound); tails below 1e-15 of mass per operation are moved to
-the declared side. The grid step is chosen from the spread of the composed loss unless given: the lower
-bound uses one grid (about 1000 cells per standard deviation); the upper bound discretises the leaves on a
-grid 2^r times finer than its final one (about 250 cells per standard deviation) and coarsens each
-self-composition as it grows (``GridPLD.coarsen``: every atom split onto the coarse grid keeping its P- and
-Q-mass, which dominates it), so the leaves' discretisation error is that of the fine grid while the large
-FFTs run on the coarse one.
+of the FFTs (Higham 2002, Thm 24.2: about ``16 u log2(n) sqrt(n)`` in l1 per convolution, u = 2^-53),
+which is added to every delta read out (subtracted for the lower bound); tails below 1e-15 of mass per
+operation are moved to the declared side. An early squaring's error is repeated in every copy of its block,
+so it grows with the number of compositions; a squaring whose bound, times those copies, would exceed
+``PRECISE_BUDGET`` (1e-10) splits off its peak or runs in extended precision (``GridPLD.square``), which
+keeps the charged error near 1e-9 even after 10^6 steps.
+
+Grids: the step is planned per composition unless given. The lower bound uses one grid (about 1000 cells per
+standard deviation of the composed loss). The upper bound is planned for a relative excess of epsilon over
+the exact value near :data:`TARGET_EXCESS` (:func:`plan_grid`: from the leaves' log moment generating
+functions, the Chernoff tilt and epsilon scale at delta 1e-5); it discretises the leaves on that grid and
+coarsens each self-composition as it grows, up to 2^r times (``GridPLD.coarsen``: every atom split onto the
+coarse grid keeping its P- and Q-mass, which dominates it), so the leaves' discretisation error is that of
+the fine grid while the large FFTs run on the coarse one. Of the two adjacency directions the one that does
+not decide epsilon is only screened (its Chernoff bound, or a coarser grid).
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
 as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
@@ -65,6 +71,8 @@ from collections import Counter
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from .._numeric import round_down, round_up
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
 from ..errors import UnsupportedEventError
@@ -72,23 +80,29 @@ from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
 from .leaf_measures import basic_composition, total_rho
-from .leaf_plds import compose_leaves, leaf_loss_moments
+from .leaf_plds import build_leaf, compose_leaves, leaf_loss_moments, leaf_loss_summary, log_mgf_curve
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_epsilon, leaves_rdp
 from .risk import AttackRiskReadouts
 
-__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "SMALL_DELTA",
+__all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "TARGET_EXCESS",
+           "PLANNING_DELTA", "SMALL_DELTA",
            "INTERVAL_GAP", "MAX_REFINEMENTS", "MAX_CELLS", "compose_leaves", "plan_grid"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
 #: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
 CELLS_PER_STANDARD_DEVIATION = 1000
-#: Upper bound (automatic grid): cells per standard deviation of the composed loss on the final grid. The
-#: leaves are discretised on a grid 2^r times finer and coarsened while they are composed
+#: Upper bound (automatic grid): the final grid is at most 1/this of the composed loss's standard deviation.
+#: The leaves are discretised on a grid 2^r times finer and coarsened while they are composed
 #: (``GridPLD.self_compose``).
 FINAL_CELLS_PER_STANDARD_DEVIATION = 250
+#: Upper bound (automatic grid): the planned relative excess of epsilon over the exact value from the
+#: leaves' discretisation, at delta = PLANNING_DELTA (``plan_grid``).
+TARGET_EXCESS = 7e-5
+PLANNING_DELTA = 1e-5
+_PLAN_LAMBDAS = np.geomspace(0.01, 3000.0, 37)
 #: Below this target delta (or within 1000x of the grid's own error floor) the upper bound is also read
 #: out by exponential tilting with every truncated tail bounded (:mod:`.pld_tilted`), and the smaller
 #: of the two sound bounds is returned.
@@ -104,7 +118,7 @@ MAX_CELLS = 2**25
 _MAX_LEAF_CELLS = 2**17
 _MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its losses span far more than the outer's)
 _MIN_STEP = 1e-7
-_MAX_FINE_LEVELS = 6
+_MAX_FINE_LEVELS = 8
 _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most this many times (_screened_epsilon)
 _LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
@@ -116,8 +130,9 @@ class PLDAccountant(AttackRiskReadouts):
         neighbouring: "add_remove" (default) or "replace_one"; every event is interpreted under it
             (Gaussian and Laplace sensitivity doubles under replace-one).
         discretisation_interval: grid step of the privacy loss (one grid for leaves and composition);
-            None (default) plans the grids from the composed loss spread (module docstring), which keeps
-            results within ~0.05% of the exact value at a few tens of milliseconds.
+            None (default) plans the grids per composition (module docstring, :func:`plan_grid`), which keeps
+            results about 0.01-0.02% above the exact value at a few to a hundred milliseconds
+            (reports/accounting_grid.md).
 
     ``epsilon`` and ``delta`` are upper bounds (pessimistic discretisation, rounded up);
     ``epsilon_interval`` and ``delta_interval`` add the optimistic lower bound.
@@ -179,8 +194,57 @@ class PLDAccountant(AttackRiskReadouts):
     def _plan(self, pessimistic: bool) -> tuple[float, int, float]:
         key = ("plan", pessimistic)
         if key not in self._cache:
-            self._cache[key] = plan_grid(_merged(self._leaves), self.neighbouring, pessimistic)
+            summaries = self._summaries() if pessimistic else None
+            self._cache[key] = plan_grid(_merged(self._leaves), self.neighbouring, pessimistic, summaries)
         return self._cache[key]
+
+    def _summaries(self) -> dict[Leaf, Any]:
+        """Each merged leaf's :func:`.leaf_plds.leaf_loss_summary` (pessimistic, with its log-MGF curves at
+        the planning tilts), computed once per composition."""
+        if "summaries" not in self._cache:
+            self._cache["summaries"] = {leaf: leaf_loss_summary(leaf, self.neighbouring, True, _PLAN_LAMBDAS)
+                                        for leaf in _merged(self._leaves)}
+        return self._cache["summaries"]
+
+    def _chernoff_epsilon(self, direction: int, target_delta: float, fine: bool = False) -> float:
+        """An upper bound on one direction's (0: remove, 1: add) epsilon at ``target_delta`` from the leaves'
+        log-MGF curves of pessimistic PLDs (dominating pairs): delta(eps) <= P(some loss is +inf) +
+        M(lam) e^{-lam eps} lam^lam / (lam + 1)^(lam + 1) at every lam > 0 (Chernoff, with the hockey-stick
+        weight's maximum; the optimal RDP conversion); inf when no lam reaches the target. From the planning
+        discretisation (its connect-the-dots split inflates ln M by about n lam (lam + 1) h^2 / 12, which
+        matters at 10^5 steps and more) or (``fine``) from the leaves on the planned leaf grid, at tilts around
+        the planning one."""
+        leaves = _merged(self._leaves)
+        if fine:
+            lams = self._plan_tilt() * np.geomspace(0.25, 4.0, 9)
+            log_mgf = np.zeros(lams.size)
+            inf_mass = 0.0
+            for leaf, count in leaves.items():
+                pld = build_leaf(leaf, self.neighbouring, self.leaf_step(), True,
+                                 only="add" if direction else "remove")[direction]
+                log_mgf += count * log_mgf_curve(pld, lams, cells=pld.pmf.size)
+                inf_mass += count * pld.inf_mass  # union bound
+        else:
+            lams = _PLAN_LAMBDAS
+            log_mgf = np.zeros(lams.size)
+            inf_mass = 0.0
+            for leaf, count in leaves.items():
+                curves = self._summaries()[leaf][3]
+                log_mgf += count * curves[direction]
+                inf_mass += count * curves[2 + direction]
+        budget = target_delta - inf_mass * (1 + 1e-9)
+        if budget <= 0:
+            return math.inf
+        values = (log_mgf + lams * np.log(lams / (lams + 1)) - np.log1p(lams) - math.log(budget)) / lams
+        return max(0.0, float(np.min(values)) * (1 + 1e-9) + 1e-12)
+
+    def _plan_tilt(self) -> float:
+        """The tilt of the Chernoff bound the upper grid is planned with (``plan_grid``)."""
+        log_mgf = sum(count * np.maximum(self._summaries()[leaf][3][0], self._summaries()[leaf][3][1])
+                      for leaf, count in _merged(self._leaves).items())
+        with np.errstate(invalid="ignore"):
+            chernoff = (log_mgf - math.log(PLANNING_DELTA)) / _PLAN_LAMBDAS
+        return float(_PLAN_LAMBDAS[int(np.nanargmin(chernoff))]) if np.isfinite(chernoff).any() else 1.0
 
     def leaf_step(self, pessimistic: bool = True) -> float:
         """The grid step the leaves are discretised on: :meth:`step`, or (upper bound, automatic grid) a
@@ -297,8 +361,6 @@ class PLDAccountant(AttackRiskReadouts):
         """delta at each epsilon for the attack-risk read-outs (:mod:`.risk`): the pessimistic grid read-out
         of :meth:`delta` (the same upper bound) without its tilted refinement of deltas near the grid's
         error floor, which only matters at false-positive rates far below those the risk grid serves."""
-        import numpy as np
-
         return np.array([self._delta(float(e), pessimistic=True, tilt=False) for e in np.ravel(epsilons)])
 
     # ------------------------------------------------------------------ internals
@@ -443,13 +505,16 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _upper(self, direction: str, coarse: bool = False) -> tuple[GridPLD, bool]:
         """(upper-bound PLD of one adjacency direction, "remove" or "add", whether every leaf is symmetric),
-        on the planned grids or (``coarse``) with the leaves discretised on the final grid too."""
+        on the planned grids or (``coarse``, a screen) with the leaves discretised on the final grid too (leaves
+        refined at most _SCREEN_MAX_FACTOR times) or on a grid 4 times coarser than the planned one."""
         key = ("upper", direction, coarse)
         if key not in self._cache:
             if not coarse and True in self._cache:
                 pair = self._cache[True]
             else:
-                fine = 1 if coarse else self._leaf_factor()
+                fine = self._leaf_factor()
+                if coarse:
+                    fine = 1 if fine <= _SCREEN_MAX_FACTOR else fine // 4
                 self._check_cells(self.step(True) / fine)
                 pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine, only=direction)
             self._cache[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
@@ -457,28 +522,31 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _screened_epsilon(self, target_delta: float) -> tuple[float, list[GridPLD]] | None:
         """max over the two adjacency directions of the upper epsilon, computing the direction that does not
-        decide it only on the final grid (its leaves discretised there too, an upper bound as well). The
-        remove direction is computed on the planned grids (of Poisson-subsampled mechanisms it carries the
-        unbounded upper losses; the add direction's are at most -ln(1 - q) per step), the add direction first
-        on the final grid, and on the planned grids as well only when that coarse bound exceeds the remove
-        direction's. The result is the same upper bound as with both directions on the planned grids whenever
-        the screen holds. None when it cannot save work: a fixed or one-level grid, or leaves refined more than
-        _SCREEN_MAX_FACTOR times (the final-grid leaf's connect-the-dots error is second order in its step, so
-        factor^2 times the planned one: on the 27-configuration DP-SGD grid of reports/accounting.md, all at
-        factor <= 16, the screen decides every row; at 10^5 and 10^6 steps, factor 64, it decides none).
+        decide it only as far as needed. The remove direction is computed on the planned grids (of
+        Poisson-subsampled mechanisms it carries the unbounded upper losses; the add direction's are at most
+        -ln(1 - q) per step). The add direction is screened first by its Chernoff bound from the leaves'
+        log-MGF curves (:meth:`_chernoff_epsilon`: no composition at all), then on a coarser grid (an upper bound
+        as well: leaves refined at most _SCREEN_MAX_FACTOR times discretised on the final grid, whose
+        connect-the-dots error is factor^2 times the planned one; others on a grid 4 times coarser, 16 times the
+        error), and computed on the planned grids only when every screen exceeds the remove direction's epsilon. The result is the same upper bound as with
+        both directions on the planned grids whenever a screen holds. None on a fixed grid.
         Returns (epsilon, the PLDs read)."""
         if True in self._cache or self.discretisation_interval is not None:
-            return None
-        if not 1 < self._leaf_factor() <= _SCREEN_MAX_FACTOR:
             return None
         decided, symmetric = self._upper("remove")
         value = decided.epsilon(target_delta)
         if symmetric:
             self._cache[True] = (decided, decided)
             return value, [decided]
-        rough, _ = self._upper("add", coarse=True)
-        if rough.epsilon(target_delta) <= value:
-            return value, [decided, rough]
+        if self._chernoff_epsilon(1, target_delta) <= value:
+            return value, [decided]  # the add direction cannot decide it
+        nested = any(leaf.kind == "tree" for leaf in self._leaves)  # (a fine sampled sub-tree is a composition)
+        if not nested and self._chernoff_epsilon(1, target_delta, fine=True) <= value:
+            return value, [decided]
+        if self._leaf_factor() > 1:
+            rough, _ = self._upper("add", coarse=True)
+            if rough.epsilon(target_delta) <= value:
+                return value, [decided, rough]
         other, _ = self._upper("add")
         self._cache[True] = (decided, other)
         return max(value, other.epsilon(target_delta)), [decided, other]
@@ -533,27 +601,44 @@ def _up(value: float) -> float:
     return 0.0 if value == 0.0 else round_up(value)
 
 
-def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) -> tuple[float, int, float]:
+def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True,
+              summaries: dict[Leaf, Any] | None = None) -> tuple[float, int, float]:
     """(final grid step, leaf refinement factor 2^r, one-grid step) for a composition.
 
     One grid (lower bound): two errors are balanced, resolution (about 1000 cells per standard deviation
     of the composed loss) and bias (each connect-the-dots split raises the mean loss by about step^2 / 12,
     so n compositions shift it by n step^2 / 12, kept below 1e-3 of the composed mean or spread).
-    Upper bound: the final grid has about 250 cells per standard deviation and the leaves are discretised
-    2^r times finer, between a quarter and a half of the one-grid step (``GridPLD.self_compose``
-    coarsens them while composing). No leaf gets more than 2^17 cells, and the inner composed tree of a
-    sampled sub-tree (built on the same grid) no more than 2^18: nested sampling is planned in bounded
-    time and memory, at the price of a coarser grid. Randomized-response and Laplace
+
+    Upper bound: planned for a relative excess of epsilon over the exact value near :data:`TARGET_EXCESS`
+    at delta = :data:`PLANNING_DELTA` (it stays an upper bound at every delta; only its tightness varies).
+    n connect-the-dots splits of step h add about V = n h^2 / 6 to the composed loss variance; by the
+    Chernoff bound eps ~ (ln M(lam) + ln(1/delta)) / lam at its optimal tilt lam, whose ln M(lam) grows by
+    lam (lam + 1) V / 2 under added variance, that raises epsilon by about (lam + 1) V / 2. The leaf step
+    h solves (lam + 1) V / 2 = TARGET_EXCESS eps, with lam and eps the Chernoff bound's, from the leaves'
+    log moment generating functions (:func:`.leaf_plds.leaf_loss_summary`). The final grid is 2^r times
+    coarser (``GridPLD.self_compose`` coarsens the leaves while composing): at most 1/250 of the composed
+    loss's spread, and coarse enough that its own split of the whole composition (at most S^2 / 4 of
+    variance) stays within a fifth of the leaves' n h^2 / 6. No leaf gets more than 2^17 cells, and the
+    inner composed tree of a sampled sub-tree (built on the same grid) no more than 2^18: nested sampling is
+    planned in bounded time and memory, at the price of a coarser grid. Randomized-response and Laplace
     atoms are put on the grid when there is a single such loss (on the final grid, hence on the finer
-    ones too). The one-grid step is also the grid of the exponentially tilted read-out (``.pld_tilted``)."""
+    ones too). The one-grid step is also the grid of the exponentially tilted read-out (``.pld_tilted``).
+    ``summaries``: the leaves' :func:`leaf_summaries` when already computed."""
     if not leaves:
         return 1e-4, 1, 1e-4
     total_mean, total_var, span, total_count = 0.0, 0.0, 0.0, 0
+    log_mgf = np.zeros(_PLAN_LAMBDAS.size)
     for leaf, count in leaves.items():
-        mean, var, leaf_span = leaf_loss_moments(leaf, relation, pessimistic)
+        if summaries is not None and leaf in summaries:
+            mean, var, leaf_span, curves = summaries[leaf]
+        else:
+            mean, var, leaf_span, curves = leaf_loss_summary(leaf, relation, pessimistic,
+                                                             _PLAN_LAMBDAS if pessimistic else None)
         total_mean += count * mean
         total_var += count * var
         total_count += count
+        if curves is not None:
+            log_mgf += count * np.maximum(curves[0], curves[1])
         span = max(span, leaf_span)
         if leaf.kind == "tree":  # its inner tree is composed on the same grid: bounded cells there too
             span = max(span, _loss_span(leaf, relation) * _MAX_LEAF_CELLS / _MAX_INNER_CELLS)
@@ -564,10 +649,22 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True) ->
     one_grid = _atoms_on_grid(leaves, relation, one_grid)
     if not pessimistic:
         return one_grid, 1, one_grid
-    step = _atoms_on_grid(leaves, relation, max(spread / FINAL_CELLS_PER_STANDARD_DEVIATION, one_grid))
+    with np.errstate(invalid="ignore"):
+        chernoff = (log_mgf - math.log(PLANNING_DELTA)) / _PLAN_LAMBDAS
+    best = int(np.nanargmin(chernoff)) if np.isfinite(chernoff).any() else -1
+    if best >= 0:
+        scale, lam = max(float(chernoff[best]), spread), float(_PLAN_LAMBDAS[best])
+    else:  # no finite moment (an atom at +inf): the Gaussian picture, eps ~ mean + 4.3 sd
+        scale, lam = max(total_mean + 4.3 * spread, spread), 4.3 / max(spread, 1e-300)
+    variance = 2.0 * TARGET_EXCESS * scale / (lam + 1.0)
+    # short compositions cost little: their leaves are kept at least as fine as the one grid times sqrt(n)
+    leaf = min(math.sqrt(6.0 * variance / total_count), one_grid * math.sqrt(total_count))
+    leaf = max(leaf, span / _MAX_LEAF_CELLS, _MIN_STEP)
+    final = max(leaf, min(spread / FINAL_CELLS_PER_STANDARD_DEVIATION, math.sqrt(total_count / 30.0) * leaf))
     factor = 1
-    while step / (2 * factor) >= _LEAF_FRACTION * one_grid and factor < 2**_MAX_FINE_LEVELS:
+    while 2 * factor * leaf <= final and factor < 2**_MAX_FINE_LEVELS:
         factor *= 2
+    step = _atoms_on_grid(leaves, relation, factor * leaf)
     return step, factor, one_grid
 
 

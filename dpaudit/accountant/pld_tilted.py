@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .leaf import Leaf
-from .leaf_plds import build_leaf
+from .leaf_plds import build_leaf, log_mgf_curve
 from .pld_core.grid import GridPLD, _convolve
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta"]
@@ -232,20 +232,6 @@ def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, di
     return total
 
 
-def _log_mgf_curve(pld: GridPLD, lams: np.ndarray, cells: int = 2048) -> np.ndarray:
-    """ln M(lam) at each lam, with the masses pooled into at most ``cells`` blocks at each block's top
-    loss (an over-estimate; only used to choose lam)."""
-    from scipy.special import logsumexp
-
-    block = max(1, -(-pld.pmf.size // cells))
-    pad = (-pld.pmf.size) % block
-    pmf = np.append(pld.pmf, np.zeros(pad)).reshape(-1, block).sum(axis=1)
-    losses = (pld.offset + block - 1 + block * np.arange(pmf.size)) * pld.step
-    with np.errstate(divide="ignore"):
-        log_p = np.log(pmf)
-    return logsumexp(log_p[None, :] + lams[:, None] * losses[None, :], axis=1)
-
-
 def choose_tilts(leaves: Counter[Leaf], relation: str, step: float, *, target_delta: float | None = None,
                  target_epsilon: float | None = None) -> list[float]:
     """Per direction (remove, add; one entry when every leaf is symmetric) the lam minimising the
@@ -255,10 +241,10 @@ def choose_tilts(leaves: Counter[Leaf], relation: str, step: float, *, target_de
     symmetric = True
     for leaf, count in leaves.items():
         remove, add = build_leaf(leaf, relation, step, True, lam=math.inf)  # widest grid
-        totals[0] += count * _log_mgf_curve(remove, _LAMBDAS)
+        totals[0] += count * log_mgf_curve(remove, _LAMBDAS)
         if add is not remove:
             symmetric = False
-        totals[1] += count * _log_mgf_curve(add, _LAMBDAS)
+        totals[1] += count * log_mgf_curve(add, _LAMBDAS)
     lams = []
     for total in totals[:1] if symmetric else totals:
         if target_delta is not None:

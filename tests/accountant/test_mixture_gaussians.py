@@ -94,8 +94,13 @@ def test_mixture_bad_input_names_the_argument(args, name):
 
 
 def test_truncation_that_never_happens_is_the_poisson_sampled_gaussian():
+    """On one grid (the automatic grid is planned from each family's own leaf discretisation, which may
+    differ in the last digits)."""
     cut = SelfComposed(TruncatedSubsampledGaussian(1000, 0.1, 400, 1.0), 50)
-    assert _eps(cut) == pytest.approx(_eps(SelfComposed(PoissonSampled(0.1, Gaussian(1.0)), 50)), rel=1e-6)
+    plain = SelfComposed(PoissonSampled(0.1, Gaussian(1.0)), 50)
+    on_grid = [PLDAccountant(discretisation_interval=2e-3).compose(e).epsilon(1e-6) for e in (cut, plain)]
+    assert on_grid[0] == pytest.approx(on_grid[1], rel=1e-6)
+    assert _eps(cut) == pytest.approx(_eps(plain), rel=1e-5)
 
 
 @pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])

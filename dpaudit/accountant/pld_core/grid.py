@@ -27,7 +27,11 @@ Here a PLD lives on losses ``(offset + i) * step``, i = 0..n-1, plus a mass at +
 
 Numerical error. Every FFT convolution adds at most ``16 u log2(n) sqrt(n)`` (u = 2^-53) to a bound on the
 l1 distance between the stored masses and those exact arithmetic would give (Higham 2002, Thm 24.2:
-relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Since every weight in delta(eps)
+relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Self-composition counts the error of
+each squaring once per copy of its block in the result; where that would exceed ``PRECISE_BUDGET`` the
+squaring (:meth:`GridPLD.square`) splits off its peak (a short extended-precision convolution plus a long
+float64 one of the sparse rest, whose norms, and so bound, are small) or runs its FFTs in extended precision
+(``np.longdouble``, bounded with its own unit round-off). Since every weight in delta(eps)
 lies in [0, 1], that bound is added to (pessimistic) or subtracted from (optimistic) every delta read
 out; sums carry a further relative ``n u``. Truncating tail mass below ``TAIL_MASS`` per operation is
 done on the declared side (pessimistic: into +inf or up to the first grid point), so it is not an
@@ -42,11 +46,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.fft
 
-__all__ = ["GridPLD", "TAIL_MASS", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
+__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "convolution_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
 
 #: Tail mass cut off (on the declared side) after every convolution.
 TAIL_MASS = 1e-15
+#: Self-composition: a squaring whose float64 error bound, times the copies of the squared block in the
+#: result, would exceed this runs its FFTs in extended precision (``np.longdouble``).
+PRECISE_BUDGET = 1e-10
 _U = 2.0**-53
+_PEAK_CELLS = 1024  # squarings split off a peak of at most this many cells, summed directly (_square_split)
+_U_EXTENDED = float(np.finfo(np.longdouble).epsneg)  # unit round-off of the extended-precision FFTs
 _FLUSH = 1e-250
 _MAX_MULTI_BORROW = 256  # optimistic construction: heavy cells fixed from several cells above
 _MAX_REACH = 4096  # masses below this are set to 0 (their total is counted in the error bound)
@@ -70,14 +79,31 @@ class GridPLD:
     pessimistic: bool
 
     # ------------------------------------------------------------------ composition
-    def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS) -> GridPLD:
-        """The PLD of running both mechanisms (convolution of the finite parts)."""
+    def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS, precise: bool = False) -> GridPLD:
+        """The PLD of running both mechanisms (convolution of the finite parts; ``precise``: FFTs in
+        extended precision, :func:`_convolve`)."""
         _check_compatible(self, other)
-        pmf, err, level = _convolve(self.pmf, other.pmf)
+        pmf, err, level = _convolve(self.pmf, other.pmf, precise)
         inf_mass = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         error = self.error * other.pmf.sum() + other.error * self.pmf.sum() + err + self.error * other.error
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
         return result.truncate(tail_mass, noise=level)
+
+    def square(self, tail_mass: float = TAIL_MASS, error_budget: float = math.inf) -> GridPLD:
+        """``self.compose(self)``, with the float error kept within ``error_budget`` where it can be: the
+        plain float64 FFT when its bound is within it, else the peak split off (:func:`_square_split`) when
+        that bound is, else extended precision."""
+        pmf = self.pmf
+        if pmf.size <= 64 or convolution_error(pmf) <= error_budget:
+            return self.compose(self, tail_mass)
+        split = _split_peak(pmf)
+        if split is not None and _split_error(pmf, *split) <= error_budget:
+            out, err, level = _square_split(pmf, *split)
+            inf_mass = 1.0 - (1.0 - self.inf_mass) ** 2
+            total = float(pmf.sum())
+            error = 2.0 * self.error * total + err + self.error * self.error
+            return GridPLD(self.step, 2 * self.offset, out, inf_mass, error, self.pessimistic).truncate(tail_mass, noise=level)
+        return self.compose(self, tail_mass, precise=True)
 
     def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None) -> GridPLD:
         """``count``-fold composition by exponentiation by squaring (O(log count) convolutions).
@@ -101,7 +127,10 @@ class GridPLD:
             count >>= 1
             if not count:
                 break
-            power = power.compose(power, tail_mass)
+            # the squared block's float error is counted once per copy of it in the result (``count``
+            # copies): where that would exceed PRECISE_BUDGET the squaring splits off its peak (_square_split)
+            # or, where that is not enough, runs in extended precision
+            power = power.square(tail_mass, PRECISE_BUDGET / count)
             level += 1
             if (final_step is not None and power.step * 1.5 < final_step
                     and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
@@ -266,12 +295,15 @@ def _check_compatible(a: GridPLD, b: GridPLD) -> None:
         raise ValueError("PLDs on different grids or of different sides cannot be combined")
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
+def _convolve(a: np.ndarray, b: np.ndarray, precise: bool = False) -> tuple[np.ndarray, float, float]:
     """Linear convolution via real FFT with negative round-off clipped.
 
     Returns (result, l1 error bound, per-entry noise level). Error analysis (Higham 2002, Thm 24.2):
     a radix-2 FFT has relative 2-norm error <= c u log2 n (c ~ 5), so the 2-norm error of the product
     is <= c u log2 n (2 |a|_2 |b|_1 + |a|_1 |b|_2) and its l1 error <= sqrt(n) times that.
+    ``precise``: the FFTs run in extended precision (``np.longdouble``, its own unit round-off u' in the
+    bound: 2^-64 on x86, 2^-53 where it is plain double) and the result is rounded to float64, which adds
+    a relative u to every entry, at most u |a|_1 |b|_1 in l1.
     """
     n = a.size + b.size - 1
     sum_a = float(a.sum())
@@ -284,14 +316,83 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
     norm_b = norm_a if b is a else math.sqrt(float(np.square(b).sum()))
     norms = norm_a * sum_b + sum_a * norm_b
     size = scipy.fft.next_fast_len(n, real=True)
-    fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
-    fb = fa if b is a else np.fft.rfft(b, size)
-    out = np.fft.irfft(fa * fb, size)[:n]
+    unit = _U_EXTENDED if precise else _U
+    if precise:
+        fa = np.fft.rfft(a.astype(np.longdouble), size)
+        fb = fa if b is a else np.fft.rfft(b.astype(np.longdouble), size)
+        out = np.fft.irfft(fa * fb, size)[:n].astype(np.float64)
+    else:
+        fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
+        fb = fa if b is a else np.fft.rfft(b, size)
+        out = np.fft.irfft(fa * fb, size)[:n]
     out[out < _FLUSH] = 0.0  # negative round-off and subnormal noise (far below the error bound)
-    log_n = math.log2(size)
-    bound_2 = 8.0 * _U * log_n * 1.5 * norms  # 2-norm error bound
+    bound_2 = _fft_bound_2(unit, size, norms)
+    rounding = 2.0 * _U * sum_a * sum_b if precise else 0.0  # the cast to float64
     # cells below the typical round-off level (2-norm spread over the cells) carry no information
-    return out, bound_2 * math.sqrt(size) + n * _FLUSH, 4.0 * bound_2 / math.sqrt(size)
+    return out, bound_2 * math.sqrt(size) + n * _FLUSH + rounding, 4.0 * bound_2 / math.sqrt(size)
+
+
+def _split_peak(a: np.ndarray) -> tuple[int, int] | None:
+    """(start, width) of the window of at most _PEAK_CELLS cells holding the most mass, when the rest holds
+    at most a tenth of it; else None."""
+    width = min(_PEAK_CELLS, a.size)
+    cum = np.concatenate(([0.0], np.cumsum(a)))
+    window = cum[width:] - cum[:-width]
+    start = int(window.argmax())
+    if cum[-1] - window[start] > 0.1 * cum[-1]:
+        return None
+    return start, width
+
+
+def _split_error(a: np.ndarray, start: int, width: int) -> float:
+    """The l1 error bound of :func:`_square_split` (computed there too)."""
+    return _square_split(a, start, width, bound_only=True)[1]
+
+
+def _square_split(a: np.ndarray, start: int, width: int, bound_only: bool = False
+                  ) -> tuple[np.ndarray | None, float, float]:
+    """a * a with the peak w = a[start:start + width] split off: a * a = w * w + r * (a + w), r = a - w (w and r
+    as full-length vectors; both exact in floats). w * w is a short convolution run in extended precision
+    (:func:`_convolve`, with its bound), r * (a + w) a long one in float64 with the bound of :func:`_convolve`
+    on its own norms (|r|_1 and |r|_2 are small when the mass sits in the peak: that is the point), and the
+    two are added (a relative u, at most 2 u |a|_1^2 in l1). Returns (result, l1 error bound,
+    per-entry noise level); with ``bound_only`` the result is None and only the bound is computed."""
+    peak = a[start:start + width]
+    total, peak_mass = float(a.sum()), float(peak.sum())
+    norm_a2, peak_2 = float(np.square(a).sum()), float(np.square(peak).sum())
+    rest_1 = max(0.0, total - peak_mass) * (1 + a.size * _U)
+    rest_2 = math.sqrt(max(0.0, norm_a2 - peak_2) + 4 * a.size * _U * norm_a2)
+    b_1, b_2 = total + peak_mass, math.sqrt(norm_a2) + math.sqrt(peak_2)
+    n = 2 * a.size - 1
+    size = scipy.fft.next_fast_len(n, real=True)
+    bound_2 = _fft_bound_2(_U, size, rest_2 * b_1 + rest_1 * b_2)
+    core_size = scipy.fft.next_fast_len(2 * width - 1, real=True)
+    core_bound = (_fft_bound_2(_U_EXTENDED, core_size, 2.0 * peak_mass * math.sqrt(peak_2)) * math.sqrt(core_size)
+                  + 2.0 * _U * peak_mass**2)
+    error = bound_2 * math.sqrt(size) + core_bound + 2.0 * _U * total * total + n * _FLUSH
+    level = 4.0 * bound_2 / math.sqrt(size)
+    if bound_only:
+        return None, error, level
+    rest = a.copy()
+    rest[start:start + width] = 0.0
+    b = a.copy()
+    b[start:start + width] += peak
+    out = np.fft.irfft(np.fft.rfft(rest, size) * np.fft.rfft(b, size), size)[:n]
+    out[2 * start:2 * start + 2 * width - 1] += _convolve(peak, peak, precise=True)[0]
+    out[out < _FLUSH] = 0.0
+    return out, error, level
+
+
+def _fft_bound_2(unit: float, size: int, norms: float) -> float:
+    """2-norm error bound of an FFT convolution of length ``size`` with ``norms`` = |a|_2 |b|_1 + |a|_1 |b|_2."""
+    return 8.0 * unit * math.log2(size) * 1.5 * norms
+
+
+def convolution_error(a: np.ndarray) -> float:
+    """The l1 error bound :func:`_convolve` charges for squaring ``a`` in float64 (FFT path), from its norms."""
+    size = scipy.fft.next_fast_len(2 * a.size - 1, real=True)
+    norms = 2.0 * float(a.sum()) * math.sqrt(float(np.square(a).sum()))
+    return _fft_bound_2(_U, size, norms) * math.sqrt(size)
 
 
 def identity(step: float, pessimistic: bool = True) -> GridPLD:
