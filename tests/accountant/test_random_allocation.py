@@ -81,8 +81,6 @@ def test_allocation_is_close_to_poisson_sampling_and_composes():
 
 
 def test_outside_its_analysis_is_refused_and_bad_input_is_named():
-    with pytest.raises(UnsupportedEventError, match="add_remove"):
-        PLDAccountant(neighbouring="replace_one").compose(RandomAllocation(1.0, 10))
     with pytest.raises(UnsupportedEventError, match="its own sampling"):
         PLDAccountant().compose(PoissonSampled(0.5, RandomAllocation(1.0, 10)))
     with pytest.raises(UnsupportedEventError):
