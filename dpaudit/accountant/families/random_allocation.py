@@ -7,7 +7,7 @@ L = ln(S / t), S = sum_i Y_i, Y_i = exp(s x_i - s^2 / 2): under Q the Y_i are i.
 (by symmetry) one of them is LN(+s^2/2, s^2). The add direction is the reversed pair, loss -ln(S / t) under
 the Q-law of S.
 
-k = 1, both ends (analysis ours; :mod:`.allocation_sums`): the upper end takes a lattice variable S' >= S
+k = 1, both ends (analysis ours; :mod:`..pld_core.lattice_sums`): the upper end takes a lattice variable S' >= S
 pointwise (S' <= S for the add direction, whose loss decreases in S), so the loss is pointwise larger under
 the first law: its hockey-stick curve E_P[(1 - e^{eps - L})_+] is larger at every eps (the Q-mass it lacks
 sits on outcomes P never produces), a dominating pair that composes soundly with any other event. The lower
@@ -45,7 +45,7 @@ from ...events import RandomAllocation
 from ..leaf import Leaf
 from ..pld_core.grid import GridPLD, from_atoms
 from ..registry import Family
-from .allocation_sums import LatticeLaw, bracketed_sum_law, exact_sum_law, summand_span
+from ..pld_core.lattice_sums import LatticeLaw, bracketed_sum_law, exact_sum_law, summand_span
 
 __all__ = ["FAMILY"]
 

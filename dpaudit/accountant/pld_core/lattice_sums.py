@@ -1,5 +1,5 @@
 """Laws of sums of lognormal likelihood ratios on a lattice, each rounding on a declared side: the numerical
-core of random-allocation accounting (:mod:`.random_allocation`).
+core of random-allocation accounting (:mod:`..families.random_allocation`).
 
 With s = 1 / z and the Gaussian outputs of t steps in units of the noise, the likelihood ratio of one step is
 Y = exp(s x - s^2 / 2): LN(-s^2/2, s^2) when the record is absent from the step ("base" summand) and
