@@ -45,55 +45,58 @@ from ...events import RandomAllocation
 from ..leaf import Leaf
 from ..pld_core.grid import GridPLD, from_atoms
 from ..registry import Family
-from ..pld_core.lattice_sums import LatticeLaw, bracketed_sum_law, exact_sum_law, summand_span
+from ..pld_core.lattice_sums import FAILURE, LatticeLaw, rounded_sum_law, summand_top
 
 __all__ = ["FAMILY"]
 
 _FINEST = 1e-6  # finest lattice step of a summand
 _SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
-_CELL_BUDGET = 1 << 19  # bracketing laws: a partial sum's lattice step doubles beyond this many cells
-_STATISTIC_CELLS = 1 << 21  # lower end for k > 1: cells of the statistic's law
+_SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
 _DROPPED_TAIL = 1e-12  # lower end for k > 1: P-mass of the largest losses left out
 
 
-def _summand_step(s: float) -> float:
-    return max(_FINEST, summand_span(s) / _SUMMAND_CELLS)
+def _lattice_step(s: float, t: int, k: int) -> float:
+    """Lattice step: the widest summand within _SUMMAND_CELLS, and the sum's spread (16 standard deviations
+    plus a few of the largest summands) within _SUM_CELLS."""
+    spread = 16.0 * math.sqrt(t * math.exp(2 * s * s) * math.expm1(s * s)) + summand_top(s) * min(k + 1, 4)
+    return max(_FINEST, summand_top(s) / _SUMMAND_CELLS, spread / _SUM_CELLS)
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
 @lru_cache(maxsize=16)
 def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
-    up = remove == pessimistic  # remove: S rounded up for the upper bound; add: rounded down
-    return bracketed_sum_law(s, t - 1 if remove else t, remove, _summand_step(s), up, pessimistic, _CELL_BUDGET)
+    up = remove == pessimistic  # remove: an upper bracket of S for the upper end; add: a lower one
+    side = ("up" if up else "down") if pessimistic else "drop"
+    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1), side)
 
 
 @lru_cache(maxsize=8)
 def _statistic_laws(s: float, t: int, k: int) -> tuple[LatticeLaw, LatticeLaw]:
-    h = _statistic_step(s, t, k)
-    return exact_sum_law(s, t - k, k, h), exact_sum_law(s, t, 0, h)
+    h = _lattice_step(s, t, k)
+    return rounded_sum_law(s, t - k, k, h, "drop"), rounded_sum_law(s, t, 0, h, "drop")
 
 
 def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: bool) -> GridPLD:
     """The remove or add PLD of one record in one of t steps, on the declared side (see the docstring)."""
     remove = direction == "remove"
+    up = remove == pessimistic
     law = _bracket_law(s, t, remove, pessimistic)
-    values = law.values()
+    values = law.values() - law.bias + (law.spread if up else -law.spread)
+    failure = FAILURE + law.beyond  # outside this event the bracket holds
     keep = (law.pmf > 0) & (values > 0)
-    inf_mass = law.worst if pessimistic else 0.0
-    if pessimistic and not remove:
-        inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
+    if pessimistic:
+        inf_mass = law.worst + failure
+        if not remove:
+            inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
+    else:
+        inf_mass = 0.0
     losses = np.log(values[keep] / t)
     if not remove:
         losses = -losses
     pld = from_atoms(step, losses, law.pmf[keep], min(1.0, inf_mass), pessimistic)
-    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, law.error, pessimistic)
-
-
-def _statistic_step(s: float, t: int, k: int) -> float:
-    """Lattice step for the statistic's law: its spread (16 standard deviations plus the largest summand)
-    over the cell budget, and no finer than one summand allows."""
-    spread = 16.0 * math.sqrt(t * math.exp(2 * s * s) * math.expm1(s * s)) + summand_span(s) * min(k, 4)
-    return max(_summand_step(s), spread / _STATISTIC_CELLS)
+    # lower end: the failure event's mass may sit anywhere in the law, so delta is lowered by it
+    error = law.error + (0.0 if pessimistic else failure)
+    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, error, pessimistic)
 
 
 def _aligned(a: LatticeLaw, b: LatticeLaw) -> tuple[np.ndarray, np.ndarray]:

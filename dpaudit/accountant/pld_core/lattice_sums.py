@@ -1,25 +1,24 @@
-"""Laws of sums of lognormal likelihood ratios on a lattice, each rounding on a declared side: the numerical
-core of random-allocation accounting (:mod:`..families.random_allocation`).
+"""Laws of sums of lognormal likelihood ratios on a lattice: the numerical core of random-allocation
+accounting (``dpaudit.accountant.families.random_allocation``).
 
 With s = 1 / z and the Gaussian outputs of t steps in units of the noise, the likelihood ratio of one step is
 Y = exp(s x - s^2 / 2): LN(-s^2/2, s^2) when the record is absent from the step ("base" summand) and
-LN(+s^2/2, s^2) when it is present ("shifted" summand). Two kinds of law are computed here (analysis ours):
+LN(+s^2/2, s^2) when it is present ("shifted" summand). Every summand Y_i is rounded to the nearest point of
+the lattice of step h (values beyond the lattice's top, exp(mu + 8 s), onto its last point), and
+:func:`rounded_sum_law` computes the law of S' = sum_i round(Y_i) by FFT convolution (squaring).
 
-* :func:`bracketed_sum_law`: a variable S' on the lattice with S' >= S (``up``) or S' <= S (not ``up``)
-  **pointwise**, S the exact sum: each summand is rounded up (down) to the lattice of step h0, and whenever a
-  partial sum's law outgrows the cell budget its lattice step is doubled, the partial sum rounded up (down)
-  again. A partial sum of 2^j summands is rounded at most once per doubling, and it appears t / 2^j times in
-  S, so S' - S stays within t h0 + sum_j (t / 2^j) h_j, about 3.4 t h0 when the step doubles every other
-  squaring (the spread of a partial sum grows like sqrt(2^j)), rather than the t h of one fine lattice.
-  The returned ``slack`` is that bound.
-* :func:`exact_sum_law`: the exact law of the statistic T = sum of the summands each rounded down to the
-  lattice (one fixed function of the outputs, no further rounding), for any number of shifted summands:
-  the data-processing inequality makes the pair of its laws a lower bound on the privacy of the outputs.
+Bracketing the exact sum S (analysis ours). While every Y_i lies below the top, the rounding errors
+e_i = round(Y_i) - Y_i are independent, in [-h/2, h/2], with known means m_i (from the lattice law and the
+lognormal's partial mean), so by Hoeffding's inequality (1963, Thm 2) |S' - S - sum m_i| <= c with
+c = h sqrt(n ln(2 / eta) / 2) except with probability eta. So S' - b - c <= S <= S' - b + c (b = sum m_i)
+outside a failure event of probability at most eta + (mass of the summands beyond the top): a pointwise
+bracket of S, whose width 2c grows like sqrt(n) h rather than the n h of rounding every summand one way.
 
-Both are t-fold FFT convolutions by squaring. Tails below ``_TAIL`` per operation are cut: pessimistically
-(``worst``: moved to the worst end) for the bracketing laws, dropped otherwise (``dropped`` counts them). The
-FFT round-off is bounded per cell by 16 u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1) and summed over the
-cells into ``error`` (an l1 bound).
+Tails of a law below ``_TAIL`` per convolution are cut on the side the caller declares: moved monotonically
+(pessimistic: the lower tail up to the first kept point when an upper bracket is wanted, or the upper tail
+down for a lower one, the other tail to the worst end) or dropped (optimistic), which keeps the bracket
+pointwise. The FFT round-off is bounded per cell by 16 u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1) and
+summed over the cells into ``error`` (an l1 bound).
 """
 
 from __future__ import annotations
@@ -31,19 +30,23 @@ import numpy as np
 from scipy.signal import fftconvolve
 from scipy.special import ndtr
 
-__all__ = ["LatticeLaw", "summand_span", "bracketed_sum_law", "exact_sum_law"]
+__all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
 _TAIL = 1e-15  # mass cut per truncation
-_Z_TAIL = 8.0  # lognormal summands are gridded up to this standard-normal quantile
-_MAX_SUMMAND_CELLS = 1 << 23
+_HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
+_Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
+#: Probability of the Hoeffding failure event of one bracket.
+FAILURE = 1e-15
 _U = 2.0**-53
 
 
 @dataclass(frozen=True)
 class LatticeLaw:
-    """A law on the lattice (offset + i) * step, i = 0..n-1: ``pmf``; ``worst`` is the mass sent to the worst
-    end (pessimistic laws), ``dropped`` the mass cut away (optimistic laws), ``error`` an l1 bound on the FFT
-    round-off in ``pmf``, ``slack`` a bound on |S' - S| (bracketing laws; 0 for exact laws)."""
+    """The law of S' on the lattice (offset + i) * step: ``pmf``; ``worst`` is the mass sent to the worst end
+    (pessimistic cuts), ``dropped`` the mass cut away (optimistic cuts), ``error`` an l1 bound on the FFT
+    round-off in ``pmf``. ``bias`` is b = the summed mean rounding error, ``spread`` the Hoeffding half-width
+    c at failure probability :data:`FAILURE`, and ``beyond`` the probability that a summand lies above the
+    top of its lattice (where the bracket does not hold)."""
 
     pmf: np.ndarray
     offset: int
@@ -51,48 +54,82 @@ class LatticeLaw:
     worst: float = 0.0
     dropped: float = 0.0
     error: float = 0.0
-    slack: float = 0.0
+    bias: float = 0.0
+    spread: float = 0.0
+    beyond: float = 0.0
 
     def values(self) -> np.ndarray:
         """The lattice points of ``pmf``."""
         return (self.offset + np.arange(self.pmf.size)) * self.step
 
 
-def summand_span(s: float) -> float:
-    """The largest shifted summand kept on a lattice: exp(s^2/2 + 8 s)."""
-    return math.exp(s * s / 2 + s * _Z_TAIL)
+def summand_top(s: float, shifted: bool = True) -> float:
+    """The top of a summand's lattice: exp(mu + 8 s), mu = +s^2/2 (shifted) or -s^2/2."""
+    return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
 
 
-def _summand(mu: float, s: float, h: float, up: bool) -> tuple[np.ndarray, float]:
-    """(pmf on y = j h, mass beyond the lattice) of LN(mu, s^2) rounded up (``up``) or down to the lattice;
-    rounded down, the mass beyond the lattice is put on its last point (nothing is beyond)."""
-    top = math.exp(mu + s * _Z_TAIL)
-    cells = min(_MAX_SUMMAND_CELLS, int(math.ceil(top / h)) + 1)
-    edges = np.arange(cells + 1) * h
+def _summand(mu: float, s: float, h: float) -> tuple[np.ndarray, float, float]:
+    """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}])
+    for Y ~ LN(mu, s^2), top = the last lattice point + h/2."""
+    cells = int(math.ceil(math.exp(mu + s * _Z_TAIL) / h)) + 1
+    edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
         cdf = ndtr((np.log(edges) - mu) / s)
-    mass = np.diff(cdf)  # mass in (y_j, y_{j+1}]
-    beyond = float(ndtr(-(math.log(edges[-1]) - mu) / s))
-    pmf = np.zeros(cells + 1)
-    if up:
-        pmf[1:] = mass
-        return pmf, beyond
-    pmf[:-1] = mass
-    pmf[-1] = beyond
-    return pmf, 0.0
+    pmf = np.empty(cells + 1)
+    pmf[0] = cdf[0]
+    pmf[1:] = np.diff(cdf)
+    top = float(edges[-1])
+    beyond = float(ndtr(-(math.log(top) - mu) / s))
+    # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
+    partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
+    lattice_mean = math.fsum(np.arange(cells + 1) * h * pmf)
+    pmf[-1] += beyond  # values above the top: onto the last point
+    return pmf, beyond, lattice_mean - partial_mean
 
 
 def _roundoff(a: np.ndarray, b: np.ndarray, n: int) -> float:
-    """l1 bound on the FFT round-off of a * b over its n cells (Higham 2002, Sec. 24.1, constant 16)."""
-    return n * 16 * _U * math.log2(n + 1) * float(np.linalg.norm(a) * np.linalg.norm(b))
+    """l1 bound on the FFT round-off of a * b over its n cells: a radix-2 FFT has relative 2-norm error at most
+    ~5 u log2 n (Higham 2002, Thm 24.2), so the computed product of the transforms, transformed back, is off
+    by at most 16 u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2) in 2-norm (|F x|_inf <= |x|_1, F^-1 scales the
+    2-norm by 1 / sqrt(n) against sqrt(n) for F), and the l1 norm is at most sqrt(n) times that."""
+    norms = float(np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b))
+    return math.sqrt(n) * 16 * _U * math.log2(n + 1) * norms
 
 
-def _cut(pmf: np.ndarray, offset: int, up: bool, pessimistic: bool) -> tuple[np.ndarray, int, float]:
-    """Trim both tails (cells offset + i) by at most _TAIL each; returns (pmf, offset, mass moved to the worst
-    end or dropped). Pessimistic and ``up`` (the loss grows with the sum): the lower tail moves up to the first
-    kept cell, the upper tail is returned (the worst end is a sum of +inf); pessimistic and not ``up``: the
-    upper tail moves down to the last kept cell, the lower tail is returned (a sum of 0). Otherwise both tails
-    are dropped and their mass returned."""
+def _head(pmf: np.ndarray) -> tuple[int, int]:
+    """The window [lo, hi) of ``pmf`` outside which at most _HEAD_TAIL of its mass lies."""
+    cumulative = np.cumsum(pmf)
+    lo = int(np.searchsorted(cumulative, _HEAD_TAIL, side="right"))
+    hi = int(np.searchsorted(cumulative, cumulative[-1] - _HEAD_TAIL, side="left")) + 1
+    return min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off). Laws whose mass sits in a window much narrower than their array
+    (the long, thin tails of lognormal summands) are split into that window and the rest, so the round-off,
+    which grows with the array's length times the norms, is paid at full length only on the thin parts."""
+    n = a.size + b.size - 1
+    (alo, ahi), (blo, bhi) = _head(a), _head(b)
+    if (ahi - alo) + (bhi - blo) > n // 2:
+        return fftconvolve(a, b), _roundoff(a, b, n)
+    a_head, b_head = a[alo:ahi], b[blo:bhi]
+    a_rest, b_rest = a.copy(), b.copy()
+    a_rest[alo:ahi] = 0.0
+    b_rest[blo:bhi] = 0.0
+    out = fftconvolve(a_rest, b) + fftconvolve(a, b_rest)  # a_rest * b_rest counted twice: taken off below
+    out -= fftconvolve(a_rest, b_rest)
+    core = fftconvolve(a_head, b_head)
+    out[alo + blo:alo + blo + core.size] += core
+    error = (_roundoff(a_rest, b, n) + _roundoff(a, b_rest, n) + _roundoff(a_rest, b_rest, n)
+             + _roundoff(a_head, b_head, core.size) + 2 * _U * n * float(np.abs(a_rest).sum()))
+    return out, error
+
+
+def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
+    """Trim both tails by at most _TAIL each; returns (kept pmf, index of its first cell, mass moved to the
+    worst end or dropped). ``side`` "up": the lower tail moves up to the first kept cell and the upper tail
+    to the worst end (+inf); "down": the upper tail moves down to the last kept cell and the lower tail to
+    the worst end (0); "drop": both tails are dropped."""
     pmf = np.maximum(pmf, 0.0)
     cumulative = np.cumsum(pmf)
     total = cumulative[-1]
@@ -101,98 +138,58 @@ def _cut(pmf: np.ndarray, offset: int, up: bool, pessimistic: bool) -> tuple[np.
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
     kept = pmf[lo:hi].copy()
     below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
-    if not pessimistic:
-        return kept, offset + lo, below + above
-    if up:
+    if side == "drop":
+        return kept, lo, below + above
+    if side == "up":
         kept[0] += below
-        return kept, offset + lo, above
+        return kept, lo, above
     kept[-1] += above
-    return kept, offset + lo, below
+    return kept, lo, below
 
 
-def _coarsen(law: LatticeLaw, factor: int, up: bool) -> LatticeLaw:
-    """``law`` on the lattice of step ``factor * step``, each point rounded up (``up``) or down."""
-    index = law.offset + np.arange(law.pmf.size)
-    target = -((-index) // factor) if up else index // factor
-    first = int(target[0])
-    pmf = np.bincount(target - first, weights=law.pmf)
-    # each point moves by at most (factor - 1) old steps
-    return LatticeLaw(pmf, first, law.step * factor, law.worst, law.dropped, law.error,
-                      law.slack + (factor - 1) * law.step)
+def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
+    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``."""
+    pmf, roundoff = _convolve(a.pmf, b.pmf)
+    error = a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error + roundoff
+    kept, lo, lost = _cut(pmf, side)
+    worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
+    dropped = a.dropped + b.dropped
+    if side == "drop":
+        dropped += lost
+    else:
+        worst += lost
+    return LatticeLaw(kept, a.offset + b.offset + lo, a.step, worst, dropped, error, a.bias + b.bias,
+                      0.0, 1.0 - (1.0 - a.beyond) * (1.0 - b.beyond))
 
 
-class _Adder:
-    """Adds independent lattice variables (same lattice step), cutting tails on the declared side."""
-
-    def __init__(self, up: bool, pessimistic: bool) -> None:
-        self.up, self.pessimistic = up, pessimistic
-
-    def add(self, a: LatticeLaw, b: LatticeLaw) -> LatticeLaw:
-        pmf = fftconvolve(a.pmf, b.pmf)
-        error = (a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error
-                 + _roundoff(a.pmf, b.pmf, pmf.size))
-        kept, offset, lost = _cut(pmf, a.offset + b.offset, self.up, self.pessimistic)
-        worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
-        dropped = a.dropped + b.dropped
-        if self.pessimistic:
-            worst += lost
-        else:
-            dropped += lost
-        return LatticeLaw(kept, offset, a.step, worst, dropped, error, a.slack + b.slack)
-
-
-def _summand_law(mu: float, s: float, h: float, up: bool, pessimistic: bool) -> LatticeLaw:
-    pmf, beyond = _summand(mu, s, h, up)
-    # rounded up, a summand beyond its lattice is a sum of +inf (pessimistic) or dropped (optimistic)
-    return LatticeLaw(pmf, 0, h, worst=beyond if pessimistic else 0.0, dropped=0.0 if pessimistic else beyond,
-                      slack=h)
-
-
-def _power(base: LatticeLaw, count: int, adder: _Adder, cell_budget: int | None) -> LatticeLaw:
-    """The law of the sum of ``count`` copies of ``base`` by squaring; with a ``cell_budget`` the step of
-    a partial sum whose law has more cells is doubled (rounded on the adder's side)."""
+def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
+    """The law of the sum of ``count`` independent copies of ``base`` (squaring)."""
     result: LatticeLaw | None = None
-    power = base  # the law of a block of 2^j summands
+    power = base
     while True:
         if count & 1:
-            if result is not None and result.step < power.step:
-                result = _coarsen(result, round(power.step / result.step), adder.up)
-            result = power if result is None else adder.add(result, power)
+            result = power if result is None else _add(result, power, side)
         count >>= 1
         if not count:
             assert result is not None
             return result
-        power = adder.add(power, power)
-        if cell_budget is not None and power.pmf.size > cell_budget:
-            power = _coarsen(power, 2, adder.up)
+        power = _add(power, power, side)
 
 
-def bracketed_sum_law(s: float, base_count: int, shifted: bool, h0: float, up: bool, pessimistic: bool,
-                      cell_budget: int) -> LatticeLaw:
-    """A lattice variable S' >= S (``up``) or <= S pointwise, S = the sum of ``base_count`` base summands and
-    one shifted summand if ``shifted``; see the module docstring. ``slack`` bounds |S' - S|."""
-    adder = _Adder(up, pessimistic)
-    base = _summand_law(-s * s / 2, s, h0, up, pessimistic)
-    law = _power(base, base_count, adder, cell_budget) if base_count else None
-    if shifted:
-        own = _summand_law(s * s / 2, s, h0, up, pessimistic)
-        if law is not None and law.step > own.step:
-            own = _coarsen(own, round(law.step / own.step), up)
-        law = own if law is None else adder.add(law, own)
-    assert law is not None
-    return law
-
-
-def exact_sum_law(s: float, base_count: int, shifted_count: int, h: float) -> LatticeLaw:
-    """The law of T = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded down
-    to the lattice of step ``h`` (no other rounding; tails dropped and counted in ``dropped``)."""
-    adder = _Adder(False, False)
+def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str) -> LatticeLaw:
+    """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
+    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
+    :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring)."""
     parts = []
-    if base_count:
-        parts.append(_power(_summand_law(-s * s / 2, s, h, False, False), base_count, adder, None))
-    if shifted_count:
-        parts.append(_power(_summand_law(s * s / 2, s, h, False, False), shifted_count, adder, None))
-    law = parts[0]
-    for part in parts[1:]:
-        law = adder.add(law, part)
-    return LatticeLaw(law.pmf, law.offset, law.step, 0.0, law.dropped, law.error, 0.0)
+    for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
+        if count:
+            pmf, beyond, mean_error = _summand(mu, s, h)
+            summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
+            parts.append(_power(summand, count, side))
+    law = parts[0] if len(parts) == 1 else _add(parts[0], parts[1], side)
+    n = base_count + shifted_count
+    # Hoeffding half-width, plus the float error of the computed mean errors (a few ulps of each lattice term)
+    float_slack = n * 8 * _U * (summand_top(s) + h) * (summand_top(s) / h + 2)
+    spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack
+    return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
+                      law.beyond)
