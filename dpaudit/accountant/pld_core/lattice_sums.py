@@ -34,6 +34,7 @@ __all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
 _TAIL = 1e-15  # mass cut per truncation
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
+_SPLIT_ABOVE = 1e-14  # ... when the round-off bound of one plain convolution exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
 FAILURE = 1e-15
@@ -82,7 +83,7 @@ def _summand(mu: float, s: float, h: float) -> tuple[np.ndarray, float, float]:
     beyond = float(ndtr(-(math.log(top) - mu) / s))
     # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
     partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
-    lattice_mean = math.fsum(np.arange(cells + 1) * h * pmf)
+    lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))  # float error: in the bracket's float slack
     pmf[-1] += beyond  # values above the top: onto the last point
     return pmf, beyond, lattice_mean - partial_mean
 
@@ -109,9 +110,12 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     (the long, thin tails of lognormal summands) are split into that window and the rest, so the round-off,
     which grows with the array's length times the norms, is paid at full length only on the thin parts."""
     n = a.size + b.size - 1
+    plain = _roundoff(a, b, n)
+    if plain < _SPLIT_ABOVE:
+        return fftconvolve(a, b), plain
     (alo, ahi), (blo, bhi) = _head(a), _head(b)
     if (ahi - alo) + (bhi - blo) > n // 2:
-        return fftconvolve(a, b), _roundoff(a, b, n)
+        return fftconvolve(a, b), plain
     a_head, b_head = a[alo:ahi], b[blo:bhi]
     a_rest, b_rest = a.copy(), b.copy()
     a_rest[alo:ahi] = 0.0
