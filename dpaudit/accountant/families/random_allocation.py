@@ -52,14 +52,17 @@ __all__ = ["FAMILY"]
 _FINEST = 1e-6  # finest lattice step of a summand
 _SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
 _SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
+_SHIFTED_CELLS = 1 << 23  # cells of the k shifted summands' law
 _DROPPED_TAIL = 1e-12  # lower end for k > 1: P-mass of the largest losses left out
 
 
 def _lattice_step(s: float, t: int, k: int) -> float:
-    """Lattice step: the widest summand within _SUMMAND_CELLS, and the sum's spread (16 standard deviations
-    plus a few of the largest summands) within _SUM_CELLS."""
-    spread = 16.0 * math.sqrt(t * math.exp(2 * s * s) * math.expm1(s * s)) + summand_top(s) * min(k + 1, 4)
-    return max(_FINEST, summand_top(s) / _SUMMAND_CELLS, spread / _SUM_CELLS)
+    """Lattice step: the base summand within _SUMMAND_CELLS, the sum's spread (16 standard deviations plus two
+    of the largest base summands) within _SUM_CELLS, and the k shifted summands (heavier by e^{s^2}, convolved
+    only a few times) within _SHIFTED_CELLS."""
+    base_top, shifted_top = summand_top(s, shifted=False), summand_top(s, shifted=True)
+    spread = 16.0 * math.sqrt(t * math.expm1(s * s)) + 2.0 * base_top
+    return max(_FINEST, base_top / _SUMMAND_CELLS, spread / _SUM_CELLS, k * shifted_top / _SHIFTED_CELLS)
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.

@@ -116,16 +116,22 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     (alo, ahi), (blo, bhi) = _head(a), _head(b)
     if (ahi - alo) + (bhi - blo) > n // 2:
         return fftconvolve(a, b), plain
-    a_head, b_head = a[alo:ahi], b[blo:bhi]
-    a_rest, b_rest = a.copy(), b.copy()
+    a_rest = a.copy()
     a_rest[alo:ahi] = 0.0
-    b_rest[blo:bhi] = 0.0
-    out = fftconvolve(a_rest, b) + fftconvolve(a, b_rest)  # a_rest * b_rest counted twice: taken off below
-    out -= fftconvolve(a_rest, b_rest)
-    core = fftconvolve(a_head, b_head)
+    core = fftconvolve(a[alo:ahi], b[blo:bhi])
+    if a is b:  # a * a = head * head + rest * (a + head)
+        with_head = a.copy()
+        with_head[alo:ahi] *= 2.0
+        out = fftconvolve(a_rest, with_head)
+        error = _roundoff(a_rest, with_head, n)
+    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
+        b_rest = b.copy()
+        b_rest[blo:bhi] = 0.0
+        out = fftconvolve(a_rest, b)
+        out[alo:alo + (ahi - alo) + b.size - 1] += fftconvolve(a[alo:ahi], b_rest)
+        error = _roundoff(a_rest, b, n) + _roundoff(a[alo:ahi], b_rest, n)
     out[alo + blo:alo + blo + core.size] += core
-    error = (_roundoff(a_rest, b, n) + _roundoff(a, b_rest, n) + _roundoff(a_rest, b_rest, n)
-             + _roundoff(a_head, b_head, core.size) + 2 * _U * n * float(np.abs(a_rest).sum()))
+    error += _roundoff(a[alo:ahi], b[blo:bhi], core.size) + 2 * _U * n * float(a_rest.sum())
     return out, error
 
 
