@@ -16,7 +16,8 @@ end takes S' on the other side (a pointwise smaller loss, which also stays a low
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
 ``num_steps_per_round = floor(t / k)``). The lower end (ours) is the pair of laws of the statistic T = the sum
-of the Y_i, each rounded down to a lattice (k shifted summands under P): a function of the outputs, so by
+of the Y_i, each cut at one top and rounded to a lattice (k shifted summands under P): one function of the
+outputs whichever steps hold the record, so by
 the data-processing inequality its PLD is dominated by the true one, also after composition. The two laws
 are exact up to FFT round-off and cut tails: the P-side errors count in ``GridPLD.error`` directly, the
 Q-side ones weighted by e^L of the largest loss kept (a Q-mass error dq at loss L moves delta by at most
@@ -76,7 +77,8 @@ def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLa
 @lru_cache(maxsize=8)
 def _statistic_laws(s: float, t: int, k: int) -> tuple[LatticeLaw, LatticeLaw]:
     h = _lattice_step(s, t, k)
-    return rounded_sum_law(s, t - k, k, h, "drop"), rounded_sum_law(s, t, 0, h, "drop")
+    return (rounded_sum_law(s, t - k, k, h, "drop", common_top=True),
+            rounded_sum_law(s, t, 0, h, "drop", common_top=True))
 
 
 def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: bool) -> GridPLD:

@@ -69,10 +69,10 @@ def summand_top(s: float, shifted: bool = True) -> float:
     return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
 
 
-def _summand(mu: float, s: float, h: float) -> tuple[np.ndarray, float, float]:
+def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float]:
     """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}])
-    for Y ~ LN(mu, s^2), top = the last lattice point + h/2."""
-    cells = int(math.ceil(math.exp(mu + s * _Z_TAIL) / h)) + 1
+    for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default exp(mu + 8 s)), rounded up to a point + h/2."""
+    cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
         cdf = ndtr((np.log(edges) - mu) / s)
@@ -186,14 +186,17 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
         power = _add(power, power, side)
 
 
-def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str) -> LatticeLaw:
+def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
+                    common_top: bool = False) -> LatticeLaw:
     """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
     the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
-    :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring)."""
+    :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
+    ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
+    whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top."""
     parts = []
     for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
         if count:
-            pmf, beyond, mean_error = _summand(mu, s, h)
+            pmf, beyond, mean_error = _summand(mu, s, h, summand_top(s, shifted=False) if common_top else None)
             summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
             parts.append(_power(summand, count, side))
     law = parts[0] if len(parts) == 1 else _add(parts[0], parts[1], side)
