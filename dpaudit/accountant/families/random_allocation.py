@@ -7,11 +7,15 @@ L = ln(S / t), S = sum_i Y_i, Y_i = exp(s x_i - s^2 / 2): under Q the Y_i are i.
 (by symmetry) one of them is LN(+s^2/2, s^2). The add direction is the reversed pair, loss -ln(S / t) under
 the Q-law of S.
 
-k = 1, both ends (analysis ours; :mod:`..pld_core.lattice_sums`): the upper end takes a lattice variable S' >= S
-pointwise (S' <= S for the add direction, whose loss decreases in S), so the loss is pointwise larger under
-the first law: its hockey-stick curve E_P[(1 - e^{eps - L})_+] is larger at every eps (the Q-mass it lacks
-sits on outcomes P never produces), a dominating pair that composes soundly with any other event. The lower
-end takes S' on the other side (a pointwise smaller loss, which also stays a lower bound after composition).
+k = 1, both ends (analysis ours; ``dpaudit.accountant.pld_core.lattice_sums``): the law of S' = the sum of the
+Y_i rounded to a lattice is computed, and S' - b + c >= S >= S' - b - c pointwise outside a failure event of
+probability at most 1e-15 plus the summands' mass above the lattice (Hoeffding's inequality on the rounding
+errors, b their summed mean). The upper end takes the upper bracket for the remove direction and the lower one
+for the add direction (whose loss decreases in S), the failure event at loss +inf: the loss is pointwise at
+least the true one under the first law, so its hockey-stick curve E_P[(1 - e^{eps - L})_+] + P(L = inf) is
+larger at every eps (the Q-mass it lacks sits on outcomes P never produces), a dominating pair that composes
+soundly with any other event. The lower end takes the other bracket (a pointwise smaller loss, which also
+stays a lower bound after composition) and subtracts the failure probability from delta (``GridPLD.error``).
 
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
