@@ -69,23 +69,29 @@ def summand_top(s: float, shifted: bool = True) -> float:
     return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
 
 
-def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float]:
-    """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}])
-    for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default exp(mu + 8 s)), rounded up to a point + h/2."""
+def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float, float]:
+    """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}],
+    a bound on the float error of that mean) for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default
+    exp(mu + 8 s)), rounded up to a point + h/2. Cell masses come from the normal CDF below the median and from
+    its complement above (each accurate to a few ulps relative), so the mean's float error is a few ulps per
+    cell of the mean itself."""
     cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
-        cdf = ndtr((np.log(edges) - mu) / s)
+        z = (np.log(edges) - mu) / s
+    cdf, sf = ndtr(z), ndtr(-z)
     pmf = np.empty(cells + 1)
     pmf[0] = cdf[0]
-    pmf[1:] = np.diff(cdf)
+    pmf[1:] = np.where(z[1:] <= 0.0, np.diff(cdf), sf[:-1] - sf[1:])
+    pmf = np.maximum(pmf, 0.0)
     top = float(edges[-1])
-    beyond = float(ndtr(-(math.log(top) - mu) / s))
+    beyond = float(sf[-1])
     # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
     partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
-    lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))  # float error: in the bracket's float slack
+    lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))
+    float_error = (cells + 16) * 8 * _U * (lattice_mean + partial_mean)
     pmf[-1] += beyond  # values above the top: onto the last point
-    return pmf, beyond, lattice_mean - partial_mean
+    return pmf, beyond, lattice_mean - partial_mean, float_error
 
 
 def _roundoff(a: np.ndarray, b: np.ndarray, n: int) -> float:
@@ -194,15 +200,16 @@ def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, sid
     ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
     whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top."""
     parts = []
+    float_slack = 0.0  # the float error of the summed mean rounding errors
     for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
         if count:
-            pmf, beyond, mean_error = _summand(mu, s, h, summand_top(s, shifted=False) if common_top else None)
+            pmf, beyond, mean_error, float_error = _summand(mu, s, h,
+                                                            summand_top(s, shifted=False) if common_top else None)
             summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
             parts.append(_power(summand, count, side))
+            float_slack += count * float_error
     law = parts[0] if len(parts) == 1 else _add(parts[0], parts[1], side)
     n = base_count + shifted_count
-    # Hoeffding half-width, plus the float error of the computed mean errors (a few ulps of each lattice term)
-    float_slack = n * 8 * _U * (summand_top(s) + h) * (summand_top(s) / h + 2)
-    spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack
+    spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack  # Hoeffding half-width
     return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
                       law.beyond)
