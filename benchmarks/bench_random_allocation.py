@@ -191,7 +191,7 @@ def main() -> None:
         f"arXiv:2502.08202: its combined upper bound, and its lower bound for one epoch and k = 1), "
         f"`PLD_accounting` {pld_version} (their PLD accounting, ICML 2026: its (upper, lower) range; skipped "
         f"beyond 1000 steps in all: about ten minutes a point at 10^4), dp_accounting {installed('dp-accounting')} "
-        "(has no `RandomAllocationDpEvent`: column empty).", "",
+        "(compared through `to_dp_accounting` on releases with `RandomAllocationDpEvent`; this one has none).", "",
         _timing_note(), "",
         "## Target", "",
         f"Add/remove rows: our upper end within {TOLERANCE:g} relative of every peer upper bound or tighter, and at "
