@@ -57,17 +57,19 @@ __all__ = ["FAMILY"]
 _FINEST = 1e-6  # finest lattice step of a summand
 _SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
 _SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
-_SHIFTED_CELLS = 1 << 23  # cells of the k shifted summands' law
+_SHIFTED_CELLS = 1 << 23  # most cells of a summand's lattice
 _DROPPED_TAIL = 1e-12  # lower end for k > 1: P-mass of the largest losses left out
 
 
 def _lattice_step(s: float, t: int, k: int) -> float:
-    """Lattice step: the base summand within _SUMMAND_CELLS, the sum's spread (16 standard deviations plus two
-    of the largest base summands) within _SUM_CELLS, and the k shifted summands (heavier by e^{s^2}, convolved
-    only a few times) within _SHIFTED_CELLS."""
-    base_top, shifted_top = summand_top(s, shifted=False), summand_top(s, shifted=True)
+    """Lattice step: the base summand within _SUMMAND_CELLS and the sum's spread (16 standard deviations plus
+    two of the largest base summands) within _SUM_CELLS, both longer for heavy-tailed summands. (A shifted
+    summand, heavier by e^{s^2}, gets at most _SHIFTED_CELLS points; the mass above counts as failure.)"""
+    base_top = summand_top(s, shifted=False)
     spread = 16.0 * math.sqrt(t * math.expm1(s * s)) + 2.0 * base_top
-    return max(_FINEST, base_top / _SUMMAND_CELLS, spread / _SUM_CELLS, k * shifted_top / _SHIFTED_CELLS)
+    # heavy-tailed summands (little noise) get longer lattices: their long tails need a finer step
+    longer = 4 if s >= 1.8 else 2 if s >= 1.2 else 1
+    return max(_FINEST, base_top / (longer * _SUMMAND_CELLS), spread / (longer * _SUM_CELLS))
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
@@ -75,7 +77,8 @@ def _lattice_step(s: float, t: int, k: int) -> float:
 def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
     up = remove == pessimistic  # remove: an upper bracket of S for the upper end; add: a lower one
     side = ("up" if up else "down") if pessimistic else "drop"
-    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1), side)
+    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1), side,
+                           max_cells=_SHIFTED_CELLS)
 
 
 @lru_cache(maxsize=8)

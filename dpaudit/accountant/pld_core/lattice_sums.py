@@ -193,18 +193,21 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
 
 
 def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
-                    common_top: bool = False) -> LatticeLaw:
+                    common_top: bool = False, max_cells: int | None = None) -> LatticeLaw:
     """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
     the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
     :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
     ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
-    whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top."""
+    whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top, at
+    most ``max_cells`` lattice points (the mass above counts in ``beyond``)."""
     parts = []
     float_slack = 0.0  # the float error of the summed mean rounding errors
     for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
         if count:
-            pmf, beyond, mean_error, float_error = _summand(mu, s, h,
-                                                            summand_top(s, shifted=False) if common_top else None)
+            top = summand_top(s, shifted=False) if common_top else math.exp(mu + s * _Z_TAIL)
+            if max_cells is not None:
+                top = min(top, max_cells * h)
+            pmf, beyond, mean_error, float_error = _summand(mu, s, h, top)
             summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
             parts.append(_power(summand, count, side))
             float_slack += count * float_error
