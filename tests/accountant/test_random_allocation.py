@@ -240,3 +240,30 @@ def test_gate_budget_over_random_allocation(tmp_path):
     row = evaluate_budget(load_config(path).budgets[0])
     expected = PLDAccountant().compose(SelfComposed(RandomAllocation(3.0, 100, 10), 2)).epsilon(1e-6)
     assert row["passed"] and row["epsilon_upper"] == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(s=st.floats(0.2, 1.2), base=st.integers(0, 20), shifted=st.integers(0, 3), side=st.sampled_from(["up", "down", "drop"]))
+def test_lattice_law_keeps_its_mass_and_its_mean(s, base, shifted, side):
+    """The computed law of the rounded sum has total mass 1 up to what it declares cut, and its mean is the
+    exact mean of the sum plus the declared mean rounding error (up to the cut tails' share)."""
+    if base + shifted == 0:
+        shifted = 1
+    summand_scale = math.exp(s * s / 2 + 8 * s)
+    h = summand_scale / 20_000
+    law = rounded_sum_law(s, base, shifted, h, side)
+    cut = law.worst + law.dropped
+    assert abs(law.pmf.sum() + (law.worst if side != "drop" else 0.0) - 1.0) <= cut + 1e-9 + law.error
+    exact_mean = base * 1.0 + shifted * math.exp(s * s)
+    mean = float((law.values() * law.pmf).sum())
+    assert abs(mean - law.bias - exact_mean) <= 1e-9 * (base + shifted) * summand_scale + 1e-9
+    assert law.spread >= h * math.sqrt((base + shifted) * math.log(2 / FAILURE) / 2)
+
+
+def test_a_capped_lattice_counts_the_mass_above_as_failure():
+    s, h = 1.5, 0.05
+    law = rounded_sum_law(s, 0, 1, h, "up", max_cells=1000)
+    from scipy.stats import norm
+
+    above = norm.sf((math.log((1001 + 0.5) * h) - s * s / 2) / s)  # P(LN(s^2/2, s^2) > top + h/2)
+    assert law.beyond == pytest.approx(above, rel=1e-6) and law.pmf.size <= 1002
