@@ -6,9 +6,8 @@ For each event and grid point: our upper bound on epsilon at delta = 1e-6 (PLDAc
 whichever has the event), the lower end of our PLD interval where one exists, and dp_accounting's value on the
 same event converted by ``to_dp_accounting`` (its PLD at value discretisation interval 1e-4, or its RDP
 accountant on our orders). Pass: within 1e-3 relative of the peer, or below it (tighter) and still above our
-own lower end. Random allocation (no peer release has it): our certified interval, its width, and an
-independent quadrature at t = 2. The conversion table lists every dp_accounting event type and what ``from_dp_accounting``
-makes of it.
+own lower end. Random allocation is benchmarked on its own (``bench_random_allocation.py``). The conversion
+table lists every dp_accounting event type and what ``from_dp_accounting`` makes of it.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from dpaudit.events import (  # noqa: E402
     Gaussian,
     MixtureOfGaussians,
     PoissonSampled,
-    RandomAllocation,
     RepeatAndSelect,
     SelfComposed,
     TruncatedSubsampledGaussian,
@@ -77,50 +75,6 @@ def _peer(event, kind: str, relation: str, orders):
     else:
         acct = rdp_privacy_accountant.RdpAccountant(orders=list(orders), neighboring_relation=rel)
     return acct.compose(to_dp_accounting(event)).get_epsilon(DELTA)
-
-
-def _allocation_peer(z: float, t: int, epochs: int) -> tuple[float | None, float | None]:
-    """The random-allocation paper's own package (``pip install random-allocation``; Feldman & Shenfeld):
-    its combined upper bound and, for one epoch, its lower bound; None where it is absent or fails."""
-    try:
-        from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
-        from random_allocation.random_allocation_scheme.combined import allocation_epsilon_combined
-        from random_allocation.random_allocation_scheme.lower_bound import allocation_epsilon_lower_bound
-    except ImportError:
-        return None, None
-    params = PrivacyParams(sigma=z, num_steps=t, num_selected=1, num_epochs=epochs, delta=DELTA)
-    config = SchemeConfig(allocation_direct_alpha_orders=list(range(2, 61)))
-    try:
-        upper = float(allocation_epsilon_combined(params, config)) if t > 2 and (t, epochs) != (100, 1) else None
-        lower = float(allocation_epsilon_lower_bound(params, config)) if epochs == 1 and t > 2 else None
-    except (ValueError, ArithmeticError):
-        return None, None
-    return upper, lower
-
-
-def _allocation_rows() -> list[dict]:
-    """Random allocation: our interval, the Poisson-sampled Gaussian at rate 1/t over the same steps (the
-    schedule it replaces), and for t = 2 an independent quadrature (no dp_accounting release has the event)."""
-    sys.path.insert(0, str(ROOT / "tests" / "accountant"))
-    from test_random_allocation import _two_step_reference
-
-    rows = []
-    for z, t, epochs in [(2.0, 2, 1), (2.0, 10, 1), (2.0, 100, 1), (2.0, 100, 10), (1.5, 1000, 1), (1.5, 1000, 5),
-                         (3.0, 1000, 10)]:
-        start = time.perf_counter()
-        low, high = PLDAccountant().compose(SelfComposed(RandomAllocation(z, t), epochs)).epsilon_interval(DELTA)
-        seconds = time.perf_counter() - start
-        poisson = PLDAccountant().compose(SelfComposed(PoissonSampled(1.0 / t, Gaussian(z)), t * epochs)).epsilon(DELTA)
-        reference = _two_step_reference(z, DELTA) if t == 2 and epochs == 1 else None
-        peer_upper, peer_lower = _allocation_peer(z, t, epochs)
-        rows.append({"event": f"RandomAllocation({z}, {t}) x {epochs}", "lower": low, "upper": high,
-                     "width": high / low - 1.0, "poisson": poisson, "quadrature": reference, "seconds": seconds,
-                     "peer_upper": peer_upper, "peer_lower": peer_lower,
-                     "pass": bool((reference is None or low <= reference <= high) and high / low - 1.0 <= 0.02
-                     and (peer_lower is None or high >= peer_lower))})
-        print(f"{rows[-1]['event']}: [{low:.6f}, {high:.6f}] width {high / low - 1:.2%} poisson {poisson:.6f}",
-              flush=True)
-    return rows
 
 
 def _conversion_table() -> list[dict]:
@@ -180,7 +134,6 @@ def main() -> None:
                      "dp_accounting": peer, "relative": relative, "pass": bool(ok), "seconds": seconds,
                      "peer_seconds": peer_seconds})
         print(f"{label}: {ours:.6f} vs {peer:.6f} ({relative:+.2e}) {'ok' if ok else 'FAIL'}", flush=True)
-    allocation = _allocation_rows()
     conversions = _conversion_table()
     passed = sum(r["pass"] for r in rows)
     lines = [
@@ -203,32 +156,17 @@ def main() -> None:
         lines.append(f"| {r['event']} | {r['accountant']} | {r['ours']:.6f} | {low} | {r['dp_accounting']:.6f} | "
                      f"{r['relative']:+.2e} | {'yes' if r['pass'] else 'NO'} | {r['seconds']:.2f} | "
                      f"{r['peer_seconds']:.2f} |")
-    lines += ["", "## Random allocation: upper and lower ends", "",
-              "One record in exactly one of t Gaussian steps per epoch (Feldman & Shenfeld 2025), add/remove, delta "
-              f"= {DELTA:g}. `lower`/`upper`: the ends of `PLDAccountant().epsilon_interval` (both certified: the law "
-              "of the likelihood-ratio sum rounded down/up on a grid of step 1e-3, see the family's docstring); "
-              "`Poisson 1/t`: the Poisson-sampled Gaussian at rate 1/t over the same t x epochs steps; `quadrature`: "
-              "an independent iterated quadrature (t = 2 only). dp_accounting "
-              f"{version('dp-accounting')} has no random-allocation event; the peer is the paper's own package "
-              "`random-allocation` (its combined upper bound; its lower bound for one epoch; skipped at t = 2 and "
-              "where it takes minutes). Pass: the quadrature inside our interval, the interval at most 2% wide, and "
-              "our upper end above the peer's lower bound.", "",
-              "| event | lower | upper | width | Poisson 1/t | quadrature | peer upper | peer lower | s | pass |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in allocation:
-        quad = "—" if r["quadrature"] is None else f"{r['quadrature']:.6f}"
-        peer_up = "—" if r["peer_upper"] is None else f"{r['peer_upper']:.6f}"
-        peer_low = "—" if r["peer_lower"] is None else f"{r['peer_lower']:.6f}"
-        lines.append(f"| {r['event']} | {r['lower']:.6f} | {r['upper']:.6f} | {r['width']:.2%} | {r['poisson']:.6f} | "
-                     f"{quad} | {peer_up} | {peer_low} | {r['seconds']:.1f} | {'yes' if r['pass'] else 'NO'} |")
+    lines += ["", "## Random allocation", "",
+              "Random allocation (k of t steps, upper and lower ends, at the peers' showcase parameters) has its own "
+              "benchmark and report: `benchmarks/bench_random_allocation.py`, "
+              "[accounting_random_allocation.md](accounting_random_allocation.md)."]
     lines += ["", "## from_dp_accounting on every dp_accounting event type", "",
               "| dp_accounting event | dpaudit event |", "|---|---|"]
     for c in conversions:
         lines.append(f"| {c['event']} | {c['result'].replace('|', '/')} |")
     atomic_write_text(ROOT / "reports" / "accounting_breadth.md", "\n".join(lines) + "\n")
     atomic_write_text(ROOT / "reports" / "accounting_breadth.json", json.dumps(
-        {"delta": DELTA, "tolerance": TOLERANCE, "rows": rows, "random_allocation": allocation,
-         "conversions": conversions,
+        {"delta": DELTA, "tolerance": TOLERANCE, "rows": rows, "conversions": conversions,
          "peer": version("dp-accounting"), "machine": machine_line()}, indent=2) + "\n")
     print("wrote reports/accounting_breadth.md")
 

@@ -24,6 +24,8 @@ Counterparts (dpaudit <-> dp_accounting):
 ``MixtureOfGaussians(s, c, p)``            ``MixtureOfGaussiansDpEvent(s, c, p)``
 ``TruncatedSubsampledGaussian(n, q, B, z)`` ``TruncatedSubsampledGaussianDpEvent(n, q, B, z)``
 ``RepeatAndSelect(e, mean, shape)``       ``RepeatAndSelectDpEvent(e, mean, shape)``
+``RandomAllocation(z, t, k)``             ``RandomAllocationDpEvent(GaussianDpEvent(z), k, t)`` (releases that
+                                          have it; from: a Gaussian inner event only)
 ``PureDP(0.0)`` (from)                    ``NoOpDpEvent``, empty compositions, zero counts or rates, a
                                           mixture whose sensitivities are all 0, a truncated sample of size 0
 ========================================  ==========================================================
@@ -31,8 +33,9 @@ Counterparts (dpaudit <-> dp_accounting):
 Every dp_accounting event type is converted except those with no sound meaning as a dpaudit event:
 ``NonPrivateDpEvent`` (no finite guarantee), ``UnsupportedDpEvent`` (dp_accounting's own marker) and
 ``ZCDpEvent`` with ``xi > 0`` ((xi, rho)-zCDP: reading it as rho-zCDP would understate it). No counterpart
-in dp_accounting (to): ``DiscreteGaussian``, ``BoundedRange``, ``UserLevel``, ``RandomAllocation``, ``BandMF``, and ``ApproxDP`` with delta > 0 on versions
-without an (epsilon, delta) event.
+in dp_accounting (to): ``DiscreteGaussian``, ``BoundedRange``, ``UserLevel``, ``BandMF``, ``RandomAllocation`` on
+releases without ``RandomAllocationDpEvent``, and ``ApproxDP`` with delta > 0 on versions without an (epsilon,
+delta) event.
 
 **Noise-multiplier convention.** dpaudit's ``noise_multiplier`` is relative to C, the bound on one
 record's norm: under replace-one the sensitivity is 2C, so ``Gaussian(z)`` under
@@ -156,9 +159,25 @@ def _from(m: Any, node: Any, path: str) -> ev.PrivacyEvent:
                                               min(node.truncated_batch_size, node.dataset_size), node.noise_multiplier)
     if isinstance(node, m.RepeatAndSelectDpEvent):
         return ev.RepeatAndSelect(_from(m, node.event, f"{path}.event"), node.mean, node.shape)
+    allocation = getattr(m, "RandomAllocationDpEvent", None)
+    if allocation is not None and isinstance(node, allocation):
+        return _allocation_from(m, node, path)
     reasons = {"NonPrivateDpEvent": "a non-private step has no finite guarantee",
                "UnsupportedDpEvent": "dp_accounting marks it unsupported"}
     raise _unsupported(node, path, reasons.get(type(node).__name__, "dpaudit has no such event"))
+
+
+def _allocation_from(m: Any, node: Any, path: str) -> ev.PrivacyEvent:
+    """``RandomAllocationDpEvent(event, num_selected, num_steps)``: dpaudit accounts Gaussian steps only."""
+    inner = node.event
+    if node.num_selected == 0 or isinstance(inner, m.NoOpDpEvent):
+        return ev.PureDP(0.0)
+    if not isinstance(inner, m.GaussianDpEvent):
+        raise _unsupported(node, path, f"dpaudit's random allocation is over Gaussian steps, not "
+                                       f"{type(inner).__name__}")
+    if inner.noise_multiplier == 0:
+        raise _unsupported(node, path, "noise_multiplier 0 is not private")
+    return ev.RandomAllocation(inner.noise_multiplier, node.num_steps, node.num_selected)
 
 
 def to_dp_accounting(event: ev.PrivacyEvent) -> Any:
@@ -211,10 +230,15 @@ def _to(m: Any, node: ev.PrivacyEvent, path: str) -> Any:
                                                     node.truncated_batch_size, node.noise_multiplier)
     if isinstance(node, ev.RepeatAndSelect):
         return m.RepeatAndSelectDpEvent(_to(m, node.event, f"{path}.event"), node.mean, node.shape)
+    allocation = getattr(m, "RandomAllocationDpEvent", None)
+    if allocation is not None and isinstance(node, ev.RandomAllocation):
+        return allocation(event=m.GaussianDpEvent(node.noise_multiplier), num_selected=node.num_selected,
+                          num_steps=node.num_steps)
     reasons = {"DiscreteGaussian": "dp_accounting has no discrete Gaussian event",
                "BoundedRange": "dp_accounting has no bounded-range (exponential mechanism) event",
                "UserLevel": "dp_accounting has no user-level event (convert the event with its sensitivity scaled)",
-               "RandomAllocation": "this dp_accounting release has no random-allocation event",
+               "RandomAllocation": "this dp_accounting release has no random-allocation event "
+                                   "(RandomAllocationDpEvent)",
                "BandMF": "dp_accounting has no banded matrix factorisation event (jax_privacy builds it from "
                          "Poisson-sampled Gaussians)"}
     raise _unsupported(node, path, reasons.get(type(node).__name__, "dp_accounting has no such event"))

@@ -421,16 +421,22 @@ class UserLevel(PrivacyEvent):
 @dataclass(frozen=True)
 class RandomAllocation(PrivacyEvent):
     """Random allocation (balls in bins; Feldman & Shenfeld 2025, arXiv:2502.08202): each record is used in
-    exactly one of ``num_steps`` steps, chosen uniformly at random; each step adds Gaussian noise of standard
-    deviation noise_multiplier * C to its sum. One event is the whole allocation round (an epoch); compose
-    it for several epochs."""
+    exactly ``num_selected`` of ``num_steps`` steps, chosen uniformly at random; each step adds Gaussian noise
+    of standard deviation noise_multiplier * C to its sum. One event is the whole allocation round (an
+    epoch); compose it for several epochs."""
 
     noise_multiplier: float
     num_steps: int
+    num_selected: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
-        object.__setattr__(self, "num_steps", check_positive_int(self.num_steps, "num_steps"))
+        steps = check_positive_int(self.num_steps, "num_steps")
+        selected = check_positive_int(self.num_selected, "num_selected")
+        if selected > steps:
+            raise InvalidArgument("num_selected", f"num_selected={selected} must be <= num_steps={steps}")
+        object.__setattr__(self, "num_steps", steps)
+        object.__setattr__(self, "num_selected", selected)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,22 @@
-"""The random-allocation family: upper and lower ends bracket an independent quadrature, special cases, bad input."""
+"""The random-allocation family: the interval brackets independent references (a two-step quadrature, the
+Gaussian at t = 1 and t = k, the sum statistic's Gaussian lower bound), k of t steps, replace-one, the lattice
+bracket, the paper's own package, and bad input."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.accountant import PLDAccountant, RDPAccountant
+from dpaudit.accountant.pld_core.lattice_sums import FAILURE, rounded_sum_law
 from dpaudit.errors import InvalidArgument, UnsupportedEventError
 from dpaudit.events import Composed, Gaussian, PoissonSampled, RandomAllocation, SelfComposed
 from dpaudit.events_parser import parse_event
-
 
 def _two_step_reference(z: float, delta: float) -> float:
     """epsilon of one record allocated to one of two Gaussian steps (independent of the family's FFT): the
@@ -81,8 +86,6 @@ def test_allocation_is_close_to_poisson_sampling_and_composes():
 
 
 def test_outside_its_analysis_is_refused_and_bad_input_is_named():
-    with pytest.raises(UnsupportedEventError, match="add_remove"):
-        PLDAccountant(neighbouring="replace_one").compose(RandomAllocation(1.0, 10))
     with pytest.raises(UnsupportedEventError, match="its own sampling"):
         PLDAccountant().compose(PoissonSampled(0.5, RandomAllocation(1.0, 10)))
     with pytest.raises(UnsupportedEventError):
@@ -91,4 +94,176 @@ def test_outside_its_analysis_is_refused_and_bad_input_is_named():
         RandomAllocation(1.0, 0)
     with pytest.raises(InvalidArgument, match="noise_multiplier"):
         RandomAllocation(-1.0, 10)
+    with pytest.raises(InvalidArgument, match="num_selected"):
+        RandomAllocation(1.0, 10, 11)
+    with pytest.raises(InvalidArgument, match="num_selected"):
+        RandomAllocation(1.0, 10, 0)
     assert parse_event("RandomAllocation(1.5, 100)") == RandomAllocation(1.5, 100)
+    assert parse_event("RandomAllocation(1.5, 100, num_selected=10)") == RandomAllocation(1.5, 100, 10)
+
+
+def _gaussian_epsilon(mu: float, delta: float) -> float:
+    """epsilon of mu-GDP at delta (Dong, Roth & Su 2022, Cor. 2.13), by bisection."""
+    from scipy.stats import norm
+
+    lo, hi = 0.0, 50.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        value = norm.cdf(-mid / mu + mu / 2) - math.exp(mid) * norm.cdf(-mid / mu - mu / 2)
+        lo, hi = (mid, hi) if value > delta else (lo, mid)
+    return lo
+
+
+def test_every_step_selected_is_the_composed_gaussian():
+    """k = t: the record is in every step, t Gaussians exactly; the reduction's upper end is exact there."""
+    low, high = PLDAccountant().compose(RandomAllocation(3.0, 4, 4)).epsilon_interval(1e-5)
+    exact = _gaussian_epsilon(2.0 / 3.0, 1e-5)  # mu = sqrt(4) / 3
+    assert low <= exact * (1 + 1e-9) and exact <= high * (1 + 1e-9)
+    assert high <= exact * 1.001
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(z=st.sampled_from([1.5, 2.0, 3.0]), t=st.integers(2, 8), k=st.integers(1, 4))
+def test_k_of_t_interval_is_ordered_and_above_the_sum_statistic(z, t, k):
+    """Any k of t: lower <= upper, and the upper end is above the Gaussian lower bound of the sum of all
+    outputs (k C + N(0, t z^2 C^2): mu = k / (z sqrt t), a post-processing of the outputs)."""
+    k = min(k, t)
+    low, high = PLDAccountant().compose(RandomAllocation(z, t, k)).epsilon_interval(1e-5)
+    assert 0 <= low <= high
+    assert high >= _gaussian_epsilon(k / (z * math.sqrt(t)), 1e-5)
+    assert high <= PLDAccountant().compose(SelfComposed(Gaussian(z), k)).epsilon(1e-5) * (1 + 1e-6)
+
+
+def test_more_selected_steps_or_less_noise_cost_more():
+    accountant = PLDAccountant()
+    one = accountant.compose(RandomAllocation(2.0, 12, 2)).epsilon_interval(1e-6)
+    more = PLDAccountant().compose(RandomAllocation(2.0, 12, 4)).epsilon_interval(1e-6)
+    noisier = PLDAccountant().compose(RandomAllocation(3.0, 12, 2)).epsilon_interval(1e-6)
+    assert one[1] < more[0] and noisier[1] < one[0]
+
+
+def test_replace_one_at_one_step_is_the_gaussian_with_twice_the_sensitivity():
+    low, high = PLDAccountant(neighbouring="replace_one").compose(RandomAllocation(2.0, 1)).epsilon_interval(1e-6)
+    exact = PLDAccountant(neighbouring="replace_one").compose(Gaussian(2.0)).epsilon(1e-6)
+    assert exact <= high * (1 + 1e-9) and high <= exact * 1.001
+    assert low <= exact
+
+
+def test_replace_one_is_above_add_remove_and_composes():
+    event = SelfComposed(RandomAllocation(3.0, 10, 2), 2)
+    add_remove = PLDAccountant().compose(event).epsilon_interval(1e-6)
+    low, high = PLDAccountant(neighbouring="replace_one").compose(event).epsilon_interval(1e-6)
+    assert add_remove[0] <= low <= high and high >= add_remove[1]
+    # chaining the two directions is at most group privacy of two add/remove changes (eps doubles at most
+    # roughly; here well below the Gaussian with the sensitivity doubled over all four selected steps)
+    assert high <= PLDAccountant(neighbouring="replace_one").compose(SelfComposed(Gaussian(3.0), 4)).epsilon(1e-6)
+
+
+def test_lattice_bracket_holds_on_samples():
+    """S' - b - c <= S <= S' - b + c for every sampled sum (Hoeffding failure 1e-15), with the law's own b, c."""
+    s, t, h = 0.5, 50, 0.01
+    law = rounded_sum_law(s, t - 1, 1, h, "up")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((20_000, t))
+    y = np.exp(s * x - s * s / 2)
+    y[:, 0] = np.exp(s * x[:, 0] + s * s / 2)
+    exact = y.sum(axis=1)
+    rounded = (np.round(y / h) * h).sum(axis=1)
+    assert law.beyond < 1e-12 and FAILURE <= 1e-15
+    assert np.all(rounded - law.bias - law.spread <= exact) and np.all(exact <= rounded - law.bias + law.spread)
+    # the law is the law of S': its mean is the exact mean plus the bias
+    mean = float((law.values() * law.pmf).sum())
+    assert abs(mean - law.bias - (t - 1 + math.exp(s * s))) < 1e-6
+
+
+@pytest.mark.skipif(importlib.util.find_spec("random_allocation") is None, reason="random-allocation not installed")
+def test_against_the_papers_package():
+    """Feldman & Shenfeld's own package: our upper end is at most its combined upper bound and at least its
+    lower bound (one epoch, k = 1)."""
+    from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
+    from random_allocation.random_allocation_scheme.combined import allocation_epsilon_combined
+    from random_allocation.random_allocation_scheme.lower_bound import allocation_epsilon_lower_bound
+
+    params = PrivacyParams(sigma=2.0, num_steps=10, num_selected=1, num_epochs=1, delta=1e-6)
+    config = SchemeConfig(allocation_direct_alpha_orders=list(range(2, 61)))
+    peer_upper = allocation_epsilon_combined(params, config)
+    peer_lower = allocation_epsilon_lower_bound(params, config)
+    low, high = PLDAccountant().compose(RandomAllocation(2.0, 10)).epsilon_interval(1e-6)
+    assert peer_lower <= high <= peer_upper * (1 + 1e-3) and low <= high
+
+
+def test_interop_with_a_dp_accounting_release_that_has_the_event():
+    """dp_accounting's RandomAllocationDpEvent(event, num_selected, num_steps) both ways (a stand-in class with
+    its fields where the installed release lacks it); other inner events are refused by name."""
+    dp_event = pytest.importorskip("dp_accounting.dp_event")
+    import types
+
+    from dpaudit.events import from_dp_accounting, to_dp_accounting
+    from dpaudit.events import conversion
+
+    allocation = getattr(dp_event, "RandomAllocationDpEvent", None)
+    module = dp_event
+    if allocation is None:
+        import attr
+
+        @attr.define(frozen=True)
+        class RandomAllocationDpEvent(dp_event.DpEvent):
+            event: object
+            num_selected: int
+            num_steps: int
+
+        module = types.SimpleNamespace(**{name: getattr(dp_event, name) for name in dir(dp_event)},
+                                       RandomAllocationDpEvent=RandomAllocationDpEvent)
+        allocation = RandomAllocationDpEvent
+        with pytest.raises(UnsupportedEventError, match="RandomAllocationDpEvent"):
+            to_dp_accounting(RandomAllocation(2.0, 100, 10))
+    converted = conversion._to(module, SelfComposed(RandomAllocation(2.0, 100, 10), 3), "root")
+    inner = converted.event
+    assert isinstance(inner, allocation) and (inner.num_selected, inner.num_steps) == (10, 100)
+    assert inner.event.noise_multiplier == 2.0
+    back = conversion._from(module, converted, "root")
+    assert back == SelfComposed(RandomAllocation(2.0, 100, 10), 3)
+    assert conversion._from(module, allocation(dp_event.NoOpDpEvent(), 0, 1), "root").epsilon == 0.0
+    with pytest.raises(UnsupportedEventError, match="Gaussian steps, not LaplaceDpEvent"):
+        conversion._from(module, allocation(dp_event.LaplaceDpEvent(1.0), 1, 10), "root")
+    if getattr(dp_event, "RandomAllocationDpEvent", None) is not None:  # the real class: the public functions
+        assert from_dp_accounting(to_dp_accounting(RandomAllocation(2.0, 100, 10))) == RandomAllocation(2.0, 100, 10)
+
+
+def test_gate_budget_over_random_allocation(tmp_path):
+    from dpaudit.gate import load_config
+    from dpaudit.gate.runner import evaluate_budget
+
+    path = tmp_path / "gate.toml"
+    path.write_text('[[budget]]\nname = "balls-in-bins"\nevent = "SelfComposed(RandomAllocation(3.0, 100, 10), 2)"\n'
+                    'accountant = "pld"\ndelta = 1e-6\nmax_epsilon = 3.0\n')
+    row = evaluate_budget(load_config(path).budgets[0])
+    expected = PLDAccountant().compose(SelfComposed(RandomAllocation(3.0, 100, 10), 2)).epsilon(1e-6)
+    assert row["passed"] and row["epsilon_upper"] == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(s=st.floats(0.2, 1.2), base=st.integers(0, 20), shifted=st.integers(0, 3), side=st.sampled_from(["up", "down", "drop"]))
+def test_lattice_law_keeps_its_mass_and_its_mean(s, base, shifted, side):
+    """The computed law of the rounded sum has total mass 1 up to what it declares cut, and its mean is the
+    exact mean of the sum plus the declared mean rounding error (up to the cut tails' share)."""
+    if base + shifted == 0:
+        shifted = 1
+    summand_scale = math.exp(s * s / 2 + 8 * s)
+    h = summand_scale / 20_000
+    law = rounded_sum_law(s, base, shifted, h, side)
+    cut = law.worst + law.dropped
+    assert abs(law.pmf.sum() + (law.worst if side != "drop" else 0.0) - 1.0) <= cut + 1e-9 + law.error
+    exact_mean = base * 1.0 + shifted * math.exp(s * s)
+    mean = float((law.values() * law.pmf).sum())
+    assert abs(mean - law.bias - exact_mean) <= 1e-9 * (base + shifted) * summand_scale + 1e-9
+    assert law.spread >= h * math.sqrt((base + shifted) * math.log(2 / FAILURE) / 2)
+
+
+def test_a_capped_lattice_counts_the_mass_above_as_failure():
+    s, h = 1.5, 0.05
+    law = rounded_sum_law(s, 0, 1, h, "up", max_cells=1000)
+    from scipy.stats import norm
+
+    above = norm.sf((math.log((1001 + 0.5) * h) - s * s / 2) / s)  # P(LN(s^2/2, s^2) > top + h/2)
+    assert law.beyond == pytest.approx(above, rel=1e-6) and law.pmf.size <= 1002

@@ -1,149 +1,203 @@
-"""The random-allocation family: ``RandomAllocation(z, t)``, each record used in exactly one of t Gaussian steps.
+"""The random-allocation family: ``RandomAllocation(z, t, k)``, each record used in exactly k of t Gaussian steps.
 
-Source: Feldman & Shenfeld (2025), "Privacy amplification by random allocation" (arXiv:2502.08202): the
-record is placed in one uniformly random step out of t, each step adds Gaussian noise z C to its sum. Under
-add/remove-one, with s = 1 / z and the t outputs in units of the noise, the pair is (remove direction)
-P = (1/t) sum_i N(s e_i, I_t) against Q = N(0, I_t), with loss L = ln(S / t), S = sum_i Y_i,
-Y_i = exp(s x_i - s^2 / 2): under Q the Y_i are i.i.d. lognormal LN(-s^2/2, s^2); under P (by symmetry) one
-of them is LN(+s^2/2, s^2). The add direction is the reversed pair, loss -ln(S / t) under the Q-law of S.
+Source: Feldman & Shenfeld (2025), "Privacy amplification by random allocation" (arXiv:2502.08202). Under
+add/remove-one, with s = 1 / z and the t outputs in units of the noise, one record in one uniformly random
+step of t is the pair (remove direction) P = (1/t) sum_i N(s e_i, I_t) against Q = N(0, I_t), with loss
+L = ln(S / t), S = sum_i Y_i, Y_i = exp(s x_i - s^2 / 2): under Q the Y_i are i.i.d. LN(-s^2/2, s^2); under P
+(by symmetry) one of them is LN(+s^2/2, s^2). The add direction is the reversed pair, loss -ln(S / t) under
+the Q-law of S.
 
-Numerical analysis (ours): the law of S is computed on a grid of step h in y (2.5e-4 to 1e-3, as the cell budget allows) by FFT convolution (t-fold, by
-squaring), each summand rounded **up** to the grid (S and so the remove loss only grow: an upper bound) or
-**down** (a lower bound), the other way round for the add direction, whose loss decreases in S. A pointwise
-larger loss under P is a dominating pair (its hockey-stick curve E_P[(1 - e^{eps - L})_+] is larger at every
-eps; the missing Q-mass sits on outcomes P never produces), so the upper PLDs compose soundly with any other
-event; the lower PLDs give the lower end of ``epsilon_interval``. Tails cut from the grid go to the loss +inf
-(upper) or are dropped (lower); the FFT round-off (per cell at most 16 u log2(n) |a|_2 |b|_2, Higham 2002,
-Sec. 24.1) is counted in ``GridPLD.error``. Add/remove-one only; no further sampler over it.
+k = 1, both ends (analysis ours; ``dpaudit.accountant.pld_core.lattice_sums``): the law of S' = the sum of the
+Y_i rounded to a lattice is computed, and S' - b + c >= S >= S' - b - c pointwise outside a failure event of
+probability at most 1e-15 plus the summands' mass above the lattice (Hoeffding's inequality on the rounding
+errors, b their summed mean). The upper end takes the upper bracket for the remove direction and the lower one
+for the add direction (whose loss decreases in S), the failure event at loss +inf: the loss is pointwise at
+least the true one under the first law, so its hockey-stick curve E_P[(1 - e^{eps - L})_+] + P(L = inf) is
+larger at every eps (the Q-mass it lacks sits on outcomes P never produces), a dominating pair that composes
+soundly with any other event. The lower end takes the other bracket (a pointwise smaller loss, which also
+stays a lower bound after composition) and subtracts the failure probability from delta (``GridPLD.error``).
+
+k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
+1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
+``num_steps_per_round = floor(t / k)``). The lower end (ours) is the pair of laws of the statistic T = the sum
+of the Y_i, each cut at one top and rounded to a lattice (k shifted summands under P): one function of the
+outputs whichever steps hold the record, so by
+the data-processing inequality its PLD is dominated by the true one, also after composition. The two laws
+are exact up to FFT round-off and cut tails: the P-side errors count in ``GridPLD.error`` directly, the
+Q-side ones weighted by e^L of the largest loss kept (a Q-mass error dq at loss L moves delta by at most
+e^eps dq <= e^L dq, also after composition); the cells of the largest losses, 1e-12 of P-mass, are dropped
+(less P-mass: still lower).
+
+Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
+dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy", the group-privacy
+argument of Thm 2.14): T(D, D') >= g(1 - f(alpha)) with f the remove and g the add trade-off curve, computed
+exactly on the piecewise-linear curves of the two upper PLDs and turned back into a PLD (the same curve bounds
+both directions). It is exact for t = 1 (the Gaussian with sensitivity 2C) and otherwise looser than the
+replace-one pair. The lower end is the add/remove pair itself: x' = 0 is a record of norm <= C, and then D' is
+D without x, so the replace-one curve is at least as revealing as either add/remove direction. No further
+sampler over the allocation.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
-from scipy.signal import fftconvolve
-from scipy.special import ndtr
 
 from ...errors import UnsupportedEventError
 from ...events import RandomAllocation
 from ..leaf import Leaf
 from ..pld_core.grid import GridPLD, from_atoms
 from ..registry import Family
+from ..pld_core.lattice_sums import FAILURE, LatticeLaw, rounded_sum_law, summand_top
 
-__all__ = ["FAMILY", "allocation_sum_law"]
+__all__ = ["FAMILY"]
 
-_TAIL = 1e-15  # mass cut per truncation (to +inf or dropped)
-_Z_TAIL = 8.0  # lognormal summands are gridded up to this standard-normal quantile
-_MAX_CELLS = 1 << 23
-_FINEST, _COARSEST = 2.5e-4, 1e-3  # grid steps in y; S / t is near 1, so the loss moves by about h per cell
-_CELL_BUDGET = 2_000_000  # cells of the widest law of S at the chosen step
-_U = 2.0**-53
-
-
-def _summand(mu: float, s: float, h: float, up: bool) -> tuple[np.ndarray, float]:
-    """(pmf on y = j h, mass beyond the grid) of LN(mu, s^2) rounded up (``up``) or down to the grid."""
-    top = math.exp(mu + s * _Z_TAIL)
-    cells = min(_MAX_CELLS, int(math.ceil(top / h)) + 1)
-    edges = np.arange(cells + 1) * h
-    with np.errstate(divide="ignore"):
-        cdf = ndtr((np.log(edges) - mu) / s)
-    mass = np.diff(cdf)  # mass in (y_j, y_{j+1}]
-    beyond = float(ndtr(-(math.log(edges[-1]) - mu) / s))
-    pmf = np.zeros(cells + 1)
-    if up:
-        pmf[1:] = mass
-        return pmf, beyond  # beyond the grid: S = +inf (upper side) or dropped (lower side)
-    pmf[:-1] = mass
-    pmf[-1] = beyond  # rounded down to the last cell
-    return pmf, 0.0
+_FINEST = 1e-6  # finest lattice step of a summand
+_SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
+_SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
+_SHIFTED_CELLS = 1 << 23  # most cells of a summand's lattice
+_DROPPED_TAIL = 1e-12  # lower end for k > 1: P-mass of the largest losses left out
 
 
-def _cut(pmf: np.ndarray, offset: int, up: bool, pessimistic: bool) -> tuple[np.ndarray, int, float]:
-    """Trim both tails of the law of S (cells offset + i) by at most _TAIL each; returns (pmf, offset, mass
-    sent to the worst end). Pessimistic and ``up`` (loss increasing in S): the lower tail moves up to the
-    first kept cell, the upper tail to S = +inf; pessimistic and not ``up``: the upper tail moves down to the
-    last kept cell, the lower tail to S = 0 (loss +inf). Optimistic: both are dropped."""
-    pmf = np.maximum(pmf, 0.0)
-    cumulative = np.cumsum(pmf)
-    total = cumulative[-1]
-    lo = int(np.searchsorted(cumulative, _TAIL, side="right"))
-    hi = int(np.searchsorted(cumulative, total - _TAIL, side="left")) + 1
-    lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
-    kept = pmf[lo:hi].copy()
-    below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
-    to_worst = 0.0
-    if pessimistic:
-        if up:
-            kept[0] += below
-            to_worst = above
-        else:
-            kept[-1] += above
-            to_worst = below
-    return kept, offset + lo, to_worst
+def _lattice_step(s: float, t: int, k: int) -> float:
+    """Lattice step: the base summand within _SUMMAND_CELLS and the sum's spread (16 standard deviations plus
+    two of the largest base summands) within _SUM_CELLS, both longer for heavy-tailed summands. (A shifted
+    summand, heavier by e^{s^2}, gets at most _SHIFTED_CELLS points; the mass above counts as failure.)"""
+    base_top = summand_top(s, shifted=False)
+    spread = 16.0 * math.sqrt(t * math.expm1(s * s)) + 2.0 * base_top
+    # heavy-tailed summands (little noise) get longer lattices: their long tails need a finer step
+    longer = 4 if s >= 1.8 else 2 if s >= 1.2 else 1
+    return max(_FINEST, base_top / (longer * _SUMMAND_CELLS), spread / (longer * _SUM_CELLS))
 
 
-def allocation_sum_law(s: float, t: int, h: float, shifted: bool, up: bool, pessimistic: bool):
-    """(pmf, offset, mass at the worst end, round-off bound) of S = sum of t lognormal summands on the grid
-    y = j h, one of them LN(+s^2/2, s^2) if ``shifted`` (the P-law), the rest LN(-s^2/2, s^2)."""
-    base, beyond = _summand(-s * s / 2, s, h, up)
-    worst = 0.0
-    error = 0.0
-
-    def combine(a, b):
-        nonlocal worst, error
-        pmf = fftconvolve(a[0], b[0])
-        # FFT convolution round-off: per cell at most c u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1), c = 16 here
-        error += pmf.size * 16 * _U * math.log2(pmf.size + 1) * float(np.linalg.norm(a[0]) * np.linalg.norm(b[0]))
-        kept, offset, lost = _cut(pmf, a[1] + b[1], up, pessimistic)
-        worst += lost
-        return kept, offset
-
-    power = (base, 0)
-    result = None
-    count = t - 1 if shifted else t
-    total_beyond = 1.0 - (1.0 - beyond) ** count
-    while count:
-        if count & 1:
-            result = power if result is None else combine(result, power)
-        count >>= 1
-        if count:
-            power = combine(power, power)
-    if shifted:
-        own, own_beyond = _summand(s * s / 2, s, h, up)
-        total_beyond = 1.0 - (1.0 - total_beyond) * (1.0 - own_beyond)
-        result = (own, 0) if result is None else combine(result, (own, 0))
-    if pessimistic:
-        worst += total_beyond  # a summand beyond its grid (rounded up): S = +inf
-    return result[0], result[1], worst, error
+# The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
+@lru_cache(maxsize=16)
+def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
+    up = remove == pessimistic  # remove: an upper bracket of S for the upper end; add: a lower one
+    side = ("up" if up else "down") if pessimistic else "drop"
+    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1), side,
+                           max_cells=_SHIFTED_CELLS)
 
 
-def _direction(leaf: Leaf, direction: str, step: float, pessimistic: bool) -> GridPLD:
-    s, t = leaf.param, int(leaf.data[0])
-    span = math.exp(s * _Z_TAIL + s * s / 2) + 1.5 * t  # about the widest law of S kept
-    h = min(_COARSEST, max(_FINEST, span / _CELL_BUDGET))
+@lru_cache(maxsize=8)
+def _statistic_laws(s: float, t: int, k: int) -> tuple[LatticeLaw, LatticeLaw]:
+    h = _lattice_step(s, t, k)
+    return (rounded_sum_law(s, t - k, k, h, "drop", common_top=True),
+            rounded_sum_law(s, t, 0, h, "drop", common_top=True))
+
+
+def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: bool) -> GridPLD:
+    """The remove or add PLD of one record in one of t steps, on the declared side (see the docstring)."""
     remove = direction == "remove"
-    up = remove == pessimistic  # remove: S rounded up for the upper bound; add: rounded down
-    pmf, offset, worst, error = allocation_sum_law(s, t, h, remove, up, pessimistic)
-    index = offset + np.arange(pmf.size)
-    keep = (pmf > 0) & (index > 0)
-    inf_mass = worst if pessimistic else 0.0
-    if pessimistic and not remove:
-        inf_mass += float(pmf[(index <= 0)].sum())  # S = 0: the add loss is +inf
-    losses = np.log(index[keep] * h / t)
+    up = remove == pessimistic
+    law = _bracket_law(s, t, remove, pessimistic)
+    values = law.values() - law.bias + (law.spread if up else -law.spread)
+    failure = FAILURE + law.beyond  # outside this event the bracket holds
+    keep = (law.pmf > 0) & (values > 0)
+    if pessimistic:
+        inf_mass = law.worst + failure
+        if not remove:
+            inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
+    else:
+        inf_mass = 0.0
+    losses = np.log(values[keep] / t)
     if not remove:
         losses = -losses
-    pld = from_atoms(step, losses, pmf[keep], min(1.0, inf_mass), pessimistic)
+    pld = from_atoms(step, losses, law.pmf[keep], min(1.0, inf_mass), pessimistic)
+    # lower end: the failure event's mass may sit anywhere in the law, so delta is lowered by it
+    error = law.error + (0.0 if pessimistic else failure)
     return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, error, pessimistic)
 
 
+def _aligned(a: LatticeLaw, b: LatticeLaw) -> tuple[np.ndarray, np.ndarray]:
+    lo = min(a.offset, b.offset)
+    hi = max(a.offset + a.pmf.size, b.offset + b.pmf.size)
+    out_a, out_b = np.zeros(hi - lo), np.zeros(hi - lo)
+    out_a[a.offset - lo:a.offset - lo + a.pmf.size] = a.pmf
+    out_b[b.offset - lo:b.offset - lo + b.pmf.size] = b.pmf
+    return out_a, out_b
+
+
+def _statistic_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
+    """A lower PLD of k-of-t allocation: the pair of laws of the rounded sum statistic (see the docstring)."""
+    with_record, without = _statistic_laws(s, t, k)
+    first, second = (with_record, without) if direction == "remove" else (without, with_record)
+    p, q = _aligned(first, second)
+    second_error = second.error + second.dropped
+    valid = (p > 0) & (q > 0)
+    losses = np.log(p[valid] / q[valid]) - 1e-12  # a hair low: float rounding of the ratio
+    masses = p[valid]
+    # keep the losses up to where at most _DROPPED_TAIL of P-mass lies above (dropping P-mass only lowers
+    # delta); the Q-side error then counts at most e^cap times
+    order = np.argsort(losses)
+    above = np.cumsum(masses[order][::-1])[::-1]  # P-mass at or above each sorted loss
+    kept = order[above > _DROPPED_TAIL]
+    if kept.size == 0:
+        kept = order[-1:]
+    cap = float(losses[kept].max())
+    error = first.error + math.exp(min(cap, 700.0)) * second_error
+    pld = from_atoms(step, losses[kept], masses[kept], 0.0, False)
+    return GridPLD(pld.step, pld.offset, pld.pmf, 0.0, error, False)
+
+
+def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, only: str | None):
+    directions = [d for d in ("remove", "add") if only in (None, d)]
+    plds = {}
+    for direction in directions:
+        if k == 1:
+            plds[direction] = _bracket_pld(s, t, direction, step, pessimistic)
+        elif pessimistic:
+            plds[direction] = _bracket_pld(s, t // k, direction, step, True).self_compose(k)
+        else:
+            plds[direction] = _statistic_lower_pld(s, t, k, direction, step)
+    return plds.get("remove"), plds.get("add")
+
+
+def _tradeoff_vertices(pld: GridPLD) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (alpha, beta) of the piecewise-linear trade-off curve of the pair behind ``pld``: outcomes
+    by increasing loss; alpha the P-mass and beta the Q-mass left (Q-mass with P = 0 is dropped first)."""
+    p = np.maximum(pld.pmf, 0.0)
+    q = p * np.exp(-pld.losses)
+    alpha = np.concatenate(([0.0], np.cumsum(p)))
+    beta = np.concatenate(([0.0], np.cumsum(q[::-1])))[::-1]
+    return np.minimum(alpha, 1.0), np.minimum(beta, 1.0)
+
+
+def _chain_pld(remove: GridPLD, add: GridPLD, step: float) -> GridPLD:
+    """A pessimistic PLD of the curve g(1 - f(alpha)), f the trade-off curve of ``remove`` and g of ``add``
+    (Dong, Roth & Su 2022, Thm 2.14's argument); see the module docstring."""
+    fa, fb = _tradeoff_vertices(remove)
+    ga, gb = _tradeoff_vertices(add)
+    # f is 0 beyond its last vertex (P-mass at +inf); g likewise
+    fa, fb = np.append(fa, 1.0), np.append(fb, 0.0)
+    ga, gb = np.append(ga, 1.0), np.append(gb, 0.0)
+    # breakpoints: f's vertices and the alphas where 1 - f(alpha) meets a vertex of g (f decreasing)
+    crossing = np.interp(1.0 - ga, fb[::-1], fa[::-1], left=np.nan, right=np.nan)
+    alpha = np.unique(np.concatenate((fa, crossing[np.isfinite(crossing)], [0.0, 1.0])))
+    f_at = np.interp(alpha, fa, fb)
+    h = np.interp(1.0 - f_at, ga, gb)
+    h = np.minimum.accumulate(np.maximum(h - 1e-15, 0.0))  # a hair low, non-increasing
+    d_alpha = np.diff(alpha)
+    d_beta = -np.diff(h)
+    finite = (d_alpha > 0) & (d_beta > 0)
+    at_inf = float(d_alpha[(d_alpha > 0) & (d_beta <= 0)].sum())  # P-mass where the curve is flat (at 0)
+    losses = np.log(d_alpha[finite] / d_beta[finite])
+    pld = from_atoms(step, losses, d_alpha[finite], min(1.0, at_inf), True)
+    # the inputs' delta errors e shift their curves down by at most e (T(a) = sup_eps 1 - delta(eps) - e^eps a),
+    # so g(1 - f + e_f) - e_g >= h - |g'|max e_f - e_g, with |g'| <= e^{-L} at g's smallest loss L
+    held = add.pmf > 0
+    slope = math.exp(min(-float(add.losses[held][0]), 700.0)) if held.any() else 1.0
+    error = add.error + slope * remove.error + 1e-14
+    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, error, True)
+
+
 def _normal_form(event: RandomAllocation) -> Leaf:
-    return Leaf("random_allocation", 1.0 / event.noise_multiplier, data=(event.num_steps,))
+    return Leaf("random_allocation", 1.0 / event.noise_multiplier, data=(event.num_steps, event.num_selected))
 
 
 def _check(leaf: Leaf, relation: str) -> str | None:
-    if relation != "add_remove":
-        return "random allocation is accounted under neighbouring='add_remove' only"
     if leaf.sampling is not None:
         return "random allocation carries its own sampling; no analysis of a sampler over it"
     return None
@@ -154,9 +208,15 @@ def _pld_pair(leaf: Leaf, relation: str, step: float, pessimistic: bool, lam: fl
     reason = _check(leaf, relation)
     if reason is not None:
         raise UnsupportedEventError(reason)
-    remove = None if only == "add" else _direction(leaf, "remove", step, pessimistic)
-    add = None if only == "remove" else _direction(leaf, "add", step, pessimistic)
-    return remove, add
+    s, t, k = leaf.param, int(leaf.data[0]), int(leaf.data[1])
+    if relation != "replace_one":
+        return _add_remove_pair(s, t, k, step, pessimistic, only)
+    remove, add = _add_remove_pair(s, t, k, step, pessimistic, None)
+    if pessimistic:
+        chained = _chain_pld(remove, add, step)
+        return (None if only == "add" else chained), (None if only == "remove" else chained)
+    # lower end: x' = 0 makes the replace-one pair the add/remove pair (both directions)
+    return (None if only == "add" else remove), (None if only == "remove" else add)
 
 
 FAMILY = Family(

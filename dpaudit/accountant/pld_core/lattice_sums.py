@@ -1,0 +1,218 @@
+"""Laws of sums of lognormal likelihood ratios on a lattice: the numerical core of random-allocation
+accounting (``dpaudit.accountant.families.random_allocation``).
+
+With s = 1 / z and the Gaussian outputs of t steps in units of the noise, the likelihood ratio of one step is
+Y = exp(s x - s^2 / 2): LN(-s^2/2, s^2) when the record is absent from the step ("base" summand) and
+LN(+s^2/2, s^2) when it is present ("shifted" summand). Every summand Y_i is rounded to the nearest point of
+the lattice of step h (values beyond the lattice's top, exp(mu + 8 s), onto its last point), and
+:func:`rounded_sum_law` computes the law of S' = sum_i round(Y_i) by FFT convolution (squaring).
+
+Bracketing the exact sum S (analysis ours). While every Y_i lies below the top, the rounding errors
+e_i = round(Y_i) - Y_i are independent, in [-h/2, h/2], with known means m_i (from the lattice law and the
+lognormal's partial mean), so by Hoeffding's inequality (1963, Thm 2) |S' - S - sum m_i| <= c with
+c = h sqrt(n ln(2 / eta) / 2) except with probability eta. So S' - b - c <= S <= S' - b + c (b = sum m_i)
+outside a failure event of probability at most eta + (mass of the summands beyond the top): a pointwise
+bracket of S, whose width 2c grows like sqrt(n) h rather than the n h of rounding every summand one way.
+
+Tails of a law below ``_TAIL`` per convolution are cut on the side the caller declares: moved monotonically
+(pessimistic: the lower tail up to the first kept point when an upper bracket is wanted, or the upper tail
+down for a lower one, the other tail to the worst end) or dropped (optimistic), which keeps the bracket
+pointwise. The FFT round-off is bounded per cell by 16 u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1) and
+summed over the cells into ``error`` (an l1 bound).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.signal import fftconvolve
+from scipy.special import ndtr
+
+__all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
+
+_TAIL = 1e-15  # mass cut per truncation
+_HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
+_SPLIT_ABOVE = 1e-14  # ... when the round-off bound of one plain convolution exceeds this
+_Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
+#: Probability of the Hoeffding failure event of one bracket.
+FAILURE = 1e-15
+_U = 2.0**-53
+
+
+@dataclass(frozen=True)
+class LatticeLaw:
+    """The law of S' on the lattice (offset + i) * step: ``pmf``; ``worst`` is the mass sent to the worst end
+    (pessimistic cuts), ``dropped`` the mass cut away (optimistic cuts), ``error`` an l1 bound on the FFT
+    round-off in ``pmf``. ``bias`` is b = the summed mean rounding error, ``spread`` the Hoeffding half-width
+    c at failure probability :data:`FAILURE`, and ``beyond`` the probability that a summand lies above the
+    top of its lattice (where the bracket does not hold)."""
+
+    pmf: np.ndarray
+    offset: int
+    step: float
+    worst: float = 0.0
+    dropped: float = 0.0
+    error: float = 0.0
+    bias: float = 0.0
+    spread: float = 0.0
+    beyond: float = 0.0
+
+    def values(self) -> np.ndarray:
+        """The lattice points of ``pmf``."""
+        return (self.offset + np.arange(self.pmf.size)) * self.step
+
+
+def summand_top(s: float, shifted: bool = True) -> float:
+    """The top of a summand's lattice: exp(mu + 8 s), mu = +s^2/2 (shifted) or -s^2/2."""
+    return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
+
+
+def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float, float]:
+    """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}],
+    a bound on the float error of that mean) for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default
+    exp(mu + 8 s)), rounded up to a point + h/2. Cell masses come from the normal CDF below the median and from
+    its complement above (each accurate to a few ulps relative), so the mean's float error is a few ulps per
+    cell of the mean itself."""
+    cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
+    edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
+    with np.errstate(divide="ignore"):
+        z = (np.log(edges) - mu) / s
+    cdf, sf = ndtr(z), ndtr(-z)
+    pmf = np.empty(cells + 1)
+    pmf[0] = cdf[0]
+    pmf[1:] = np.where(z[1:] <= 0.0, np.diff(cdf), sf[:-1] - sf[1:])
+    pmf = np.maximum(pmf, 0.0)
+    top = float(edges[-1])
+    beyond = float(sf[-1])
+    # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
+    partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
+    lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))
+    float_error = (cells + 16) * 8 * _U * (lattice_mean + partial_mean)
+    pmf[-1] += beyond  # values above the top: onto the last point
+    return pmf, beyond, lattice_mean - partial_mean, float_error
+
+
+def _roundoff(a: np.ndarray, b: np.ndarray, n: int) -> float:
+    """l1 bound on the FFT round-off of a * b over its n cells: a radix-2 FFT has relative 2-norm error at most
+    ~5 u log2 n (Higham 2002, Thm 24.2), so the computed product of the transforms, transformed back, is off
+    by at most 16 u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2) in 2-norm (|F x|_inf <= |x|_1, F^-1 scales the
+    2-norm by 1 / sqrt(n) against sqrt(n) for F), and the l1 norm is at most sqrt(n) times that."""
+    norms = float(np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b))
+    return math.sqrt(n) * 16 * _U * math.log2(n + 1) * norms
+
+
+def _head(pmf: np.ndarray) -> tuple[int, int]:
+    """The window [lo, hi) of ``pmf`` outside which at most _HEAD_TAIL of its mass lies."""
+    cumulative = np.cumsum(pmf)
+    lo = int(np.searchsorted(cumulative, _HEAD_TAIL, side="right"))
+    hi = int(np.searchsorted(cumulative, cumulative[-1] - _HEAD_TAIL, side="left")) + 1
+    return min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off). Laws whose mass sits in a window much narrower than their array
+    (the long, thin tails of lognormal summands) are split into that window and the rest, so the round-off,
+    which grows with the array's length times the norms, is paid at full length only on the thin parts."""
+    n = a.size + b.size - 1
+    plain = _roundoff(a, b, n)
+    if plain < _SPLIT_ABOVE:
+        return fftconvolve(a, b), plain
+    (alo, ahi), (blo, bhi) = _head(a), _head(b)
+    if (ahi - alo) + (bhi - blo) > n // 2:
+        return fftconvolve(a, b), plain
+    a_rest = a.copy()
+    a_rest[alo:ahi] = 0.0
+    core = fftconvolve(a[alo:ahi], b[blo:bhi])
+    if a is b:  # a * a = head * head + rest * (a + head)
+        with_head = a.copy()
+        with_head[alo:ahi] *= 2.0
+        out = fftconvolve(a_rest, with_head)
+        error = _roundoff(a_rest, with_head, n)
+    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
+        b_rest = b.copy()
+        b_rest[blo:bhi] = 0.0
+        out = fftconvolve(a_rest, b)
+        out[alo:alo + (ahi - alo) + b.size - 1] += fftconvolve(a[alo:ahi], b_rest)
+        error = _roundoff(a_rest, b, n) + _roundoff(a[alo:ahi], b_rest, n)
+    out[alo + blo:alo + blo + core.size] += core
+    error += _roundoff(a[alo:ahi], b[blo:bhi], core.size) + 2 * _U * n * float(a_rest.sum())
+    return out, error
+
+
+def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
+    """Trim both tails by at most _TAIL each; returns (kept pmf, index of its first cell, mass moved to the
+    worst end or dropped). ``side`` "up": the lower tail moves up to the first kept cell and the upper tail
+    to the worst end (+inf); "down": the upper tail moves down to the last kept cell and the lower tail to
+    the worst end (0); "drop": both tails are dropped."""
+    pmf = np.maximum(pmf, 0.0)
+    cumulative = np.cumsum(pmf)
+    total = cumulative[-1]
+    lo = int(np.searchsorted(cumulative, _TAIL, side="right"))
+    hi = int(np.searchsorted(cumulative, total - _TAIL, side="left")) + 1
+    lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
+    kept = pmf[lo:hi].copy()
+    below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
+    if side == "drop":
+        return kept, lo, below + above
+    if side == "up":
+        kept[0] += below
+        return kept, lo, above
+    kept[-1] += above
+    return kept, lo, below
+
+
+def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
+    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``."""
+    pmf, roundoff = _convolve(a.pmf, b.pmf)
+    error = a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error + roundoff
+    kept, lo, lost = _cut(pmf, side)
+    worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
+    dropped = a.dropped + b.dropped
+    if side == "drop":
+        dropped += lost
+    else:
+        worst += lost
+    return LatticeLaw(kept, a.offset + b.offset + lo, a.step, worst, dropped, error, a.bias + b.bias,
+                      0.0, 1.0 - (1.0 - a.beyond) * (1.0 - b.beyond))
+
+
+def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
+    """The law of the sum of ``count`` independent copies of ``base`` (squaring)."""
+    result: LatticeLaw | None = None
+    power = base
+    while True:
+        if count & 1:
+            result = power if result is None else _add(result, power, side)
+        count >>= 1
+        if not count:
+            assert result is not None
+            return result
+        power = _add(power, power, side)
+
+
+def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
+                    common_top: bool = False, max_cells: int | None = None) -> LatticeLaw:
+    """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
+    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
+    :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
+    ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
+    whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top, at
+    most ``max_cells`` lattice points (the mass above counts in ``beyond``)."""
+    parts = []
+    float_slack = 0.0  # the float error of the summed mean rounding errors
+    for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
+        if count:
+            top = summand_top(s, shifted=False) if common_top else math.exp(mu + s * _Z_TAIL)
+            if max_cells is not None:
+                top = min(top, max_cells * h)
+            pmf, beyond, mean_error, float_error = _summand(mu, s, h, top)
+            summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
+            parts.append(_power(summand, count, side))
+            float_slack += count * float_error
+    law = parts[0] if len(parts) == 1 else _add(parts[0], parts[1], side)
+    n = base_count + shifted_count
+    spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack  # Hoeffding half-width
+    return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
+                      law.beyond)
