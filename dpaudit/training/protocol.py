@@ -31,12 +31,14 @@ __all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seed", "
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """One training run: the canaries' scores and the engine's accountant (None if the run had none)."""
+    """One training run: the canaries' scores, the engine's accountant (None if the run had none) and, with
+    white-box hooks, the per-step noise observations of the update-scale check (None without)."""
 
     scores: np.ndarray
     accountant: Any
     canary_rows_seen: int
     steps: int
+    update_steps: np.ndarray | None = None
 
 
 def torch_dataset_with_canaries(dataset: Any, inputs: np.ndarray, labels: np.ndarray) -> Any:
@@ -103,8 +105,9 @@ class TrainingTarget:
         if scores.size != len(self.canaries):
             raise MechanismError(f"score returned {scores.size} values for {len(self.canaries)} canaries")
         engine = getattr(hooks, "privacy_engine", None)
+        observed = getattr(hooks, "update_steps", None)
         return RunOutcome(scores, getattr(engine, "accountant", None), int(getattr(hooks, "canary_rows_seen", 0)),
-                          int(getattr(hooks, "steps", 0)))
+                          int(getattr(hooks, "steps", 0)), observed() if callable(observed) else None)
 
 
 def run_seed(seed: int, index: int) -> int:

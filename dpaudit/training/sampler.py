@@ -40,7 +40,7 @@ import numpy as np
 from .._validation import check_nonnegative_int, check_positive_int, check_probability, check_sampling_probability
 from ..errors import InvalidArgument, InvalidArgumentType
 
-__all__ = ["check_sampler", "SamplerCheckResult", "SamplerTest", "index_batches", "poisson_tests"]
+__all__ = ["check_sampler", "SamplerCheckResult", "SamplerTest", "index_batches", "poisson_tests", "monte_carlo_two_sided"]
 
 _RECORD_CAP = 2000  # records used by the Monte Carlo record-dispersion test
 
@@ -199,7 +199,9 @@ def _two_sided_binomial(count: int, trials: int, p: float) -> float:
     return float(binomtest(count, trials, p, alternative="two-sided").pvalue)
 
 
-def _monte_carlo_two_sided(observed: float, simulated: np.ndarray) -> float:
+def monte_carlo_two_sided(observed: float, simulated: np.ndarray) -> float:
+    """Two-sided Monte Carlo p-value of ``observed`` against draws under H0: (1 + #{at least as extreme}) /
+    (1 + draws) on each tail, the smaller doubled (valid at any number of draws)."""
     draws = simulated.size
     high = (1 + int(np.count_nonzero(simulated >= observed))) / (draws + 1)
     low = (1 + int(np.count_nonzero(simulated <= observed))) / (draws + 1)
@@ -231,14 +233,14 @@ def poisson_tests(batches: list[np.ndarray], records: int, q: float, seed: int, 
                 "total of all batch sizes ~ Binomial(n T, q)"))
     observed = _dispersion(sizes, records * q)
     out.append(("batch_dispersion", observed, steps * records * q * (1 - q),
-                _monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
+                monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
                 "sum_t (B_t - n q)^2 with B_t ~ Binomial(n, q) (fixed-size batches: too small)"))
     duplicated = sum(int(b.size - np.unique(b).size) for b in batches)
     counts = np.bincount(np.concatenate(batches), minlength=records) if total else np.zeros(records, dtype=np.int64)
     chosen = rng.choice(records, size=min(records, _RECORD_CAP), replace=False)
     observed = _dispersion(counts[chosen], steps * q)
     out.append(("record_dispersion", observed, chosen.size * steps * q * (1 - q),
-                _monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
+                monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
                 f"sum_i (c_i - T q)^2 over {chosen.size} records, c_i ~ Binomial(T, q) (shuffled epochs: too small)"))
     pairs = steps // 2
     shared = 0
