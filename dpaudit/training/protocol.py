@@ -121,6 +121,9 @@ def run_seeds(seed: int, runs: int) -> list[int]:
     return [run_seed(seed, index) for index in range(runs)]
 
 
+_CHUNK_RUNS = 250  # most runs a process-pool task trains (chunks are a quarter of a worker's share, at most this)
+
+
 @dataclass(frozen=True)
 class _RunTask:
     """Run ``index`` of an audit (picklable and small: the run's mask and seed are derived from its index,
@@ -157,6 +160,18 @@ def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> 
             torch.set_num_threads(threads)
 
 
+@dataclass(frozen=True)
+class _RunChunk:
+    """Runs ``starts[k]`` to ``starts[k + 1] - 1`` of a task in one worker call (one pickled target and one
+    round trip per chunk, not per run: a small run costs less than shipping it)."""
+
+    task: _RunTask
+    starts: tuple[int, ...]
+
+    def __call__(self, chunk: int) -> list[RunOutcome]:
+        return [self.task(index) for index in range(self.starts[chunk], self.starts[chunk + 1])]
+
+
 def many_run_masks(runs: int) -> list[np.ndarray]:
     """The canary's inclusion in each run of a many-run audit: in the even runs, out of the odd ones."""
     return [np.array([index % 2 == 0]) for index in range(runs)]
@@ -173,10 +188,13 @@ def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | N
     task = _RunTask(target, int(seed), None if mask is None else np.asarray(mask, dtype=bool))
     address = resolve_scheduler(scheduler)
     if address is not None:
-        backend: Any = DaskBackend(address)
-    elif workers > 1 and runs > 1:
-        backend = ProcessBackend(workers)
-    else:
-        backend = SerialBackend()
-    with backend:
+        with DaskBackend(address) as backend:  # its own chunking and in-flight limit
+            return backend.map(task, list(range(first, first + runs)))
+    if workers > 1 and runs > 1:
+        size = max(1, min(_CHUNK_RUNS, -(-runs // (4 * workers))))
+        starts = tuple(range(first, first + runs, size)) + (first + runs,)
+        with ProcessBackend(workers) as backend:
+            chunks = backend.map(_RunChunk(task, starts), list(range(len(starts) - 1)))
+        return [outcome for chunk in chunks for outcome in chunk]
+    with SerialBackend() as backend:
         return backend.map(task, list(range(first, first + runs)))
