@@ -38,7 +38,7 @@ from .canaries import PRESETS, Canaries, as_numpy, canary_seed_sequence, make_ca
 from .engine import SAMPLING_ASSUMPTION, claim_from_opacus, history_of
 from .protocol import RunOutcome, TrainingTarget, draw_runs, many_run_masks, run_seed
 
-__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "perfect_guess_epsilon"]
+__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "opacus_target", "perfect_guess_epsilon"]
 
 
 def _plain(value: Any) -> Any:
@@ -285,6 +285,55 @@ def _base_sample(dataset: Any, limit: int = 256) -> tuple[np.ndarray, np.ndarray
     return inputs, labels
 
 
+def opacus_target(
+    train: Callable[[Any, int, Any], Any] | None = None,
+    *,
+    dataset: Any,
+    make_model: Callable[[], Any] | None = None,
+    make_optimizer: Callable[[Any], Any] | None = None,
+    make_data_loader: Callable[[Any], Any] | None = None,
+    noise_multiplier: float | None = None,
+    max_grad_norm: float | None = None,
+    epochs: int = 1,
+    poisson_sampling: bool = True,
+    canary: str = "dirac_gradient",
+    canaries: int = 1,
+    num_classes: int | None = None,
+    gradient_norm_factor: float = 1.0,
+    seed: int = 0,
+) -> TrainingTarget:
+    """The :class:`TrainingTarget` :func:`audit_opacus` audits: ``train`` (or an
+    :class:`~dpaudit.training.OpacusTraining` from the factories), ``dataset`` and ``canaries`` canaries of
+    preset ``canary`` shaped like the dataset (their inputs and coordinates from ``seed``). Arguments as for
+    :func:`audit_opacus`; feed it to :func:`audit_training` or :class:`~dpaudit.training.TrainingMechanism`."""
+    if train is None:
+        from .opacus_training import OpacusTraining
+
+        missing = [name for name, value in (("make_model", make_model), ("make_optimizer", make_optimizer),
+                                            ("make_data_loader", make_data_loader),
+                                            ("noise_multiplier", noise_multiplier), ("max_grad_norm", max_grad_norm))
+                   if value is None]
+        if missing:
+            raise InvalidArgument(missing[0], f"without a train function, {', '.join(missing)} must be given")
+        train = OpacusTraining(make_model, make_optimizer, make_data_loader, noise_multiplier=noise_multiplier,
+                               max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling)
+    elif not callable(train):
+        raise InvalidArgumentType("train", f"train={train!r} must be callable: train(dataset, seed, hooks) -> model")
+    from ._torch import require_opacus
+
+    require_opacus()
+    gradient_norm_factor = check_positive(gradient_norm_factor, "gradient_norm_factor")
+    inputs, labels = _base_sample(dataset)
+    if num_classes is None:
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise InvalidArgument("num_classes", "labels are not integers: give num_classes")
+        num_classes = max(2, int(labels.max()) + 1)
+    num_classes = check_positive_int(num_classes, "num_classes")
+    planted = make_canaries(canary, check_positive_int(canaries, "canaries"), inputs, labels, num_classes,
+                            check_nonnegative_int(seed, "seed"), gradient_norm_factor)
+    return TrainingTarget(train=train, dataset=dataset, canaries=planted)
+
+
 def audit_opacus(
     train: Callable[[Any, int, Any], Any] | None = None,
     *,
@@ -337,32 +386,11 @@ def audit_opacus(
     """
     if (runs is None) == (canaries is None):
         raise InvalidArgument("runs", "give exactly one of runs= (many runs, one canary) or canaries= (one run)")
-    if train is None:
-        from .opacus_training import OpacusTraining
-
-        missing = [name for name, value in (("make_model", make_model), ("make_optimizer", make_optimizer),
-                                            ("make_data_loader", make_data_loader),
-                                            ("noise_multiplier", noise_multiplier), ("max_grad_norm", max_grad_norm))
-                   if value is None]
-        if missing:
-            raise InvalidArgument(missing[0], f"without a train function, {', '.join(missing)} must be given")
-        train = OpacusTraining(make_model, make_optimizer, make_data_loader, noise_multiplier=noise_multiplier,
-                               max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling)
-    elif not callable(train):
-        raise InvalidArgumentType("train", f"train={train!r} must be callable: train(dataset, seed, hooks) -> model")
-    from ._torch import require_opacus
-
-    require_opacus()
-    gradient_norm_factor = check_positive(gradient_norm_factor, "gradient_norm_factor")
-    inputs, labels = _base_sample(dataset)
-    if num_classes is None:
-        if not np.issubdtype(labels.dtype, np.integer):
-            raise InvalidArgument("num_classes", "labels are not integers: give num_classes")
-        num_classes = max(2, int(labels.max()) + 1)
-    num_classes = check_positive_int(num_classes, "num_classes")
-    planted = make_canaries(canary, 1 if runs is not None else check_positive_int(canaries, "canaries"), inputs, labels,
-                            num_classes, seed, gradient_norm_factor)
-    target = TrainingTarget(train=train, dataset=dataset, canaries=planted)
+    target = opacus_target(train, dataset=dataset, make_model=make_model, make_optimizer=make_optimizer,
+                           make_data_loader=make_data_loader, noise_multiplier=noise_multiplier,
+                           max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling, canary=canary,
+                           canaries=1 if runs is not None else canaries, num_classes=num_classes,
+                           gradient_norm_factor=gradient_norm_factor, seed=seed)
     return audit_training(target, runs=runs, claim=claim, delta=delta, confidence_level=confidence_level, seed=seed,
                           workers=workers, scheduler=scheduler, check_seed=check_seed, false_alarm_rate=false_alarm_rate)
 
