@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DPAuditError, MechanismError
+from ..errors import DPAuditError, InvalidArgument, MechanismError
 from .canaries import Canaries, as_numpy
 
 __all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seed", "many_run_masks", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
@@ -177,6 +177,19 @@ def many_run_masks(runs: int) -> list[np.ndarray]:
     return [np.array([index % 2 == 0]) for index in range(runs)]
 
 
+def _require_one_thread_per_worker(client: Any) -> None:
+    """Refuse Dask workers with several threads: a training run seeds torch's process-wide generator
+    (``torch.manual_seed``), so runs sharing a process concurrently would not be reproducible from their seeds."""
+    workers = client.scheduler_info().get("workers", {})
+    crowded = {address: info.get("nthreads", 1) for address, info in workers.items() if info.get("nthreads", 1) > 1}
+    if crowded:
+        address, threads = next(iter(crowded.items()))
+        raise InvalidArgument("scheduler", f"Dask worker {address} runs {threads} threads: training runs seed torch's "
+                                           "process-wide generator, so concurrent runs in one process are not "
+                                           "reproducible; start workers with one thread each (dask worker --nthreads 1, "
+                                           "LocalCluster(threads_per_worker=1))")
+
+
 def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | None = None, workers: int = 1,
               scheduler: Any = None, first: int = 0) -> list[RunOutcome]:
     """Runs ``first`` to ``first + runs - 1`` of ``target`` in order (many runs: ``mask`` None; one run: ``mask``
@@ -188,7 +201,8 @@ def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | N
     task = _RunTask(target, int(seed), None if mask is None else np.asarray(mask, dtype=bool))
     address = resolve_scheduler(scheduler)
     if address is not None:
-        with DaskBackend(address) as backend:  # its own chunking and in-flight limit
+        with DaskBackend(address, blocks_per_task=1) as backend:  # one run per task
+            _require_one_thread_per_worker(backend.client)
             return backend.map(task, list(range(first, first + runs)))
     if workers > 1 and runs > 1:
         size = max(1, min(_CHUNK_RUNS, -(-runs // (4 * workers))))
