@@ -23,6 +23,7 @@ _LAZY = {
     "EngineClaim": "dpaudit.training.engine",
     "check_sampler": "dpaudit.training.sampler",
     "SamplerCheckResult": "dpaudit.training.sampler",
+    "RecordIdBatches": "dpaudit.training.record_ids",
     "audit_opacus": "dpaudit.training.audit",
     "audit_training": "dpaudit.training.audit",
     "opacus_target": "dpaudit.training.audit",

@@ -269,6 +269,13 @@ def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> RunOutco
 
 # ------------------------------------------------------------------------------------------ Opacus
 def _base_sample(dataset: Any, limit: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    from .record_ids import is_iterable_style
+
+    if is_iterable_style(dataset):
+        raise InvalidArgumentType("dataset", "dataset is iterable-style, so canaries cannot be added to it: give a "
+                                             "map-style dataset (dataset[i] -> (input, label), with a length; e.g. "
+                                             "torch.utils.data.TensorDataset), or a TrainingTarget with your own "
+                                             "add_canaries(dataset, inputs, labels)")
     try:
         size = len(dataset)
     except TypeError:

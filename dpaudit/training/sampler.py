@@ -24,7 +24,8 @@ smallest adjusted p-value and ``violated`` is ``p_value <= false_alarm_rate``.
 What it needs: a loader whose ``batch_sampler`` yields the dataset indices of each batch (every
 ``torch.utils.data.DataLoader`` built with ``batch_size`` or ``batch_sampler``, including Opacus'
 ``DPDataLoader``), or any re-iterable object yielding index batches (pass ``records``). Iterable-style
-datasets have no indices: wrap them so each item carries its index and pass the index batches.
+datasets have no indices: make them yield each record's id and pass
+:class:`~dpaudit.training.RecordIdBatches` ``(loader)`` (a loader over one is refused with that advice).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import numpy as np
 
 from .._validation import check_nonnegative_int, check_positive_int, check_probability, check_sampling_probability
 from ..errors import InvalidArgument, InvalidArgumentType
+from .record_ids import ITERABLE_HINT, is_iterable_style
 
 __all__ = ["check_sampler", "SamplerCheckResult", "SamplerTest", "index_batches", "poisson_tests", "monte_carlo_two_sided"]
 
@@ -115,6 +117,9 @@ def index_batches(data_loader: Any, epochs: int, seed: int) -> list[np.ndarray]:
     then yield index sequences. Torch's global generator and the sampler's own generators are seeded from
     ``seed`` for the check and restored afterwards, so the user's training randomness is left untouched.
     """
+    if is_iterable_style(getattr(data_loader, "dataset", None)):
+        raise InvalidArgument("data_loader", f"data_loader iterates an iterable-style dataset, which has no record "
+                                             f"indices for the sampler check to read: {ITERABLE_HINT}")
     source = getattr(data_loader, "batch_sampler", None)
     if source is None:
         if hasattr(data_loader, "dataset"):
