@@ -222,8 +222,10 @@ def audit_training(
     if runs is not None:
         scores = np.array([o.scores[0] for o in outcomes])
         inside = np.array([bool(mask[0]) for mask in masks])
+        # the runs are all trained already: certify on every one (a sequential audit would stop early for
+        # futility with a weaker bound and save nothing)
         inner = audit_scores(scores[inside], scores[~inside], epsilon=epsilon_upper, delta=delta,
-                             confidence_level=confidence_level, seed=seed)
+                             confidence_level=confidence_level, seed=seed, sequential=False)
         mode, mu_lower = "many_runs", inner.mu_lower
         warnings.extend(inner.warnings)
     else:
