@@ -7,7 +7,8 @@ re-rendered from it):
 * ``accountant``: dpaudit's epsilon from an Opacus engine's history against Opacus' PRV (and RDP) accountant;
 * ``sampler``: the sampler check on a shuffled loader and on Opacus' Poisson loader, 20 seeds each;
 * ``corpus``: every bug of dpaudit.training.corpus over 5 seeds, the correct training over 20, each judged
-  by the check meant for it (q = 0.1, 100 steps);
+  by the check meant for it (q = 0.1, 100 steps): the sampler check, the white-box audit or the update-scale
+  check (false-alarm rate 0.001) on the white-box run;
 * ``one_run``: one Opacus run with 1,000 Dirac gradient canaries: epsilon_lower beside the claim and the
   perfect-guess bound;
 * ``overhead``: wall time of the same Opacus training with and without the hooks;
@@ -23,6 +24,7 @@ import argparse
 import datetime
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -127,6 +129,8 @@ def corpus_section(bug_seeds: int = 5, correct_seeds: int = 20) -> dict:
             "flagged": sum(v.flagged for v in verdicts),
             "sampler_flagged": sum(v.sampler.violated for v in verdicts),
             "white_box_flagged": sum(v.white_box.violated for v in verdicts),
+            "update_scale_flagged": sum(v.update_scale.violated for v in verdicts),
+            "update_scale_median_p": float(np.median([v.update_scale.p_value for v in verdicts])),
             "epsilon_lower_median": float(np.median([v.white_box.epsilon_lower for v in verdicts])),
             "epsilon_upper": verdicts[0].white_box.epsilon_upper, "epsilon_opacus": verdicts[0].white_box.epsilon_opacus,
             "seconds_per_seed": (time.perf_counter() - started) / seeds}
@@ -185,29 +189,78 @@ def mu_section(runs: int, workers: int, batch: int = 2000) -> dict:
     train = OpacusTraining(mu_model, sgd, full_batch, noise_multiplier=sigma, max_grad_norm=1.0, epochs=steps)
     target = TrainingTarget(train, data, make_canaries("dirac_gradient", 1, x.numpy(), y.numpy(), 2, 0))
     store = ROOT / "reports" / "training_opacus_mu_scores.npy"
+    clock = store.with_suffix(".json")  # the training seconds of the stored runs (kept across resumed invocations)
     scores = list(np.load(store)) if store.exists() else []
-    started = time.perf_counter()
+    trained = (json.loads(clock.read_text()) if clock.exists() and scores else
+               {"runs": 0, "seconds": 0.0, "load_start": os.getloadavg()[0]})
+    profile = profile_runs(target)
     accountant = None
     while len(scores) < runs:
+        drawn = time.perf_counter()
         outcomes = draw_runs(target, 0, min(batch, runs - len(scores)), workers=workers, first=len(scores))
         accountant = accountant or outcomes[0].accountant
         scores += [float(o.scores[0]) for o in outcomes]
         np.save(store, np.array(scores))
+        trained = {"runs": len(scores), "seconds": trained["seconds"] + time.perf_counter() - drawn,
+                   "load_start": trained["load_start"], "load_end": os.getloadavg()[0]}
+        atomic_write_text(clock, json.dumps(trained))
         print(f"mu: {len(scores)} runs", flush=True)
+    audited = time.perf_counter()
     if accountant is None:
         accountant = draw_runs(target, 0, 1).pop().accountant
     values = np.array(scores[:runs])
     claim = claim_from_opacus(accountant, DELTA)
+    # every run is already trained: certify on all of them (a sequential audit would stop early for futility)
     result = audit_scores(values[0::2], values[1::2], epsilon=claim.epsilon_upper, delta=DELTA, confidence_level=0.95,
-                          seed=0, mu=mu)
+                          seed=0, mu=mu, sequential=False)
+    prefixes = {}
+    for size in sorted({4000, 8000, 12000, int(values.size)}):
+        if size <= values.size:
+            part = values[:size]
+            prefixes[str(size)] = audit_scores(part[0::2], part[1::2], epsilon=claim.epsilon_upper, delta=DELTA,
+                                               confidence_level=0.95, seed=0, mu=mu, sequential=False).mu_lower
     return {"runs": int(values.size), "workers": workers, "noise_multiplier": sigma, "steps": steps, "mu": mu,
+            "seconds_training": trained["seconds"], "profile": profile, "prefix_mu_lower": prefixes,
+            "load_average": [trained["load_start"], trained.get("load_end", os.getloadavg()[0])],
             "mu_lower": result.mu_lower, "ratio": result.mu_lower / mu, "epsilon_lower": result.epsilon_lower,
             "epsilon_upper": claim.epsilon_upper, "epsilon_opacus": claim.epsilon_opacus,
-            "seconds": time.perf_counter() - started, "auroc": result.auroc,
+            "seconds": trained["seconds"] + time.perf_counter() - audited + profile["seconds"], "auroc": result.auroc,
             "shift_estimate": float((values[0::2].mean() - values[1::2].mean()) / values[1::2].std()),
             "mean_with": float(values[0::2].mean()), "std_with": float(values[0::2].std()),
             "mean_without": float(values[1::2].mean()), "std_without": float(values[1::2].std()),
             "gaussian_reference": gaussian_reference(sorted({values.size // 2, 8000, 12000}), mu)}
+
+
+def profile_runs(target: TrainingTarget, runs: int = 100) -> dict:
+    """Where a run's time goes, in this process (one torch thread): cProfile over ``runs`` runs, the share of
+    the cumulative time in the training loop's parts."""
+    import cProfile
+    import pstats
+
+    from dpaudit.training.protocol import run_one
+
+    run_one(target, np.array([True]), 0, 0)  # warm up
+    started = time.perf_counter()
+    for index in range(runs):
+        run_one(target, np.array([index % 2 == 0]), index, index)
+    plain = (time.perf_counter() - started) / runs
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for index in range(runs):
+        run_one(target, np.array([index % 2 == 0]), index, index)
+    profiler.disable()
+    elapsed = time.perf_counter() - started
+    stats = pstats.Stats(profiler).stats
+    parts = {"backward (Opacus per-sample gradients)": "backward", "optimizer step (clip, noise, hooks)": "step",
+             "forward": "forward", "make_private": "make_private", "hooks: plant canaries": "_plant",
+             "hooks: observe updates": "_observe", "data loader": "__next__"}
+    shares = {}
+    for label, name in parts.items():
+        cumulative = max((v[3] for k, v in stats.items() if k[2] == name), default=0.0)
+        shares[label] = cumulative / elapsed
+    return {"runs": runs, "seconds": elapsed + plain * runs, "seconds_per_run": plain,
+            "seconds_per_run_profiled": elapsed / runs, "shares": shares}
 
 
 def gaussian_reference(sizes: list[int], mu: float, seeds: int = 4) -> dict[str, list[float]]:
@@ -225,17 +278,32 @@ def gaussian_reference(sizes: list[int], mu: float, seeds: int = 4) -> dict[str,
 
 
 # ------------------------------------------------------------------------------------------ report
+def _mu_time(m: dict) -> str:
+    if "seconds_training" not in m:
+        return ""
+    load = m.get("load_average", [None, None])
+    estimate = m["runs"] * m["profile"]["seconds_per_run"] / m["workers"] / 60 if "profile" in m else None
+    return (f" Benchmark time {m['seconds'] / 60:.1f} min in all ({m['seconds_training'] / 60:.1f} min training the runs); "
+            f"the 2 cores were shared with other jobs (1-minute load average {load[0]:.1f} at the start, {load[1]:.1f} at "
+            "the end, against 2 cores), so the time is pessimistic"
+            + (f"; at the profiled rate below, {m['workers']} workers with a core each would train the runs in about "
+               f"{estimate:.0f} min (an estimate, not a measurement)." if estimate is not None else "."))
+
+
 def render(data: dict) -> str:
     lines = ["# Opacus end to end", "", f"Generated by `benchmarks/bench_training_opacus.py` ({data.get('machine', '')}; "
              f"torch {data.get('torch', '')}, opacus {data.get('opacus', '')}). Every number is measured by the "
              "benchmark. Lower bounds are certified at confidence 0.95 and delta 1e-5.", ""]
+    if data.get("section_runs"):
+        lines += ["Sections may come from separate invocations of the benchmark; when each was run: " + ", ".join(
+            f"{name} {when}" for name, when in data["section_runs"].items()) + ".", ""]
     if "mu" in data:
         m = data["mu"]
         lines += ["## White-box Dirac canary, full batch (tightness)", "",
-                  f"Opacus training of a small MLP on 8 synthetic records, full batch, T = {m['steps']}, sigma = "
+                  f"Opacus training of a small MLP (4-4-2) on 8 synthetic records, full batch, T = {m['steps']}, sigma = "
                   f"{m['noise_multiplier']:g} (mu = {m['mu']:g}); {m['runs']} runs (half with the canary), "
-                  f"{m['workers']} worker processes (runs drawn in resumable batches of 2,000; each run's seed "
-                  "spawned from the audit's seed).", "",
+                  f"{m['workers']} worker processes, one torch thread each (runs drawn in resumable batches of 2,000, "
+                  "sent to the pool in chunks; each run's seed spawned from the audit's seed)." + _mu_time(m), "",
                   "| mu | mu_lower | mu_lower / mu | epsilon_lower | epsilon claimed (dpaudit) | Opacus |",
                   "|---|---|---|---|---|---|",
                   f"| {m['mu']:g} | {m['mu_lower']:.4f} | **{m['ratio']:.3f}** | {m['epsilon_lower']:.4f} | "
@@ -248,15 +316,31 @@ def render(data: dict) -> str:
                   "| runs per side | mu_lower (4 seeds) |", "|---|---|",
                   *[f"| {n} | {', '.join(f'{b:.3f}' for b in bounds)} |" for n, bounds in m["gaussian_reference"].items()],
                   ""]
+        if "prefix_mu_lower" in m:
+            lines += ["How many runs are needed: the same audit on the first R runs of this benchmark (R/2 per side):", "",
+                      "| runs R | mu_lower | mu_lower / mu |", "|---|---|---|",
+                      *[f"| {r} | {b:.4f} | {b / m['mu']:.3f} |" for r, b in m["prefix_mu_lower"].items()], ""]
+        if "profile" in m:
+            p = m["profile"]
+            lines += [f"Where a run's time goes (cProfile over {p['runs']} runs in one process, one torch thread; "
+                      f"{p['seconds_per_run'] * 1000:.1f} ms per run unprofiled, {p['seconds_per_run_profiled'] * 1000:.1f} ms "
+                      "profiled; shares of the profiled time, nested parts overlap):", "",
+                      "| part | share |", "|---|---|",
+                      *[f"| {name} | {share:.0%} |" for name, share in p["shares"].items()], ""]
     if "corpus" in data:
         lines += ["## Bug corpus (q = 0.1, 100 steps, sigma = 3, C = 1)", "",
-                  "Each case is judged by the check meant for it: the sampler check on its loader, or a one-run "
-                  "white-box audit with 1,000 Dirac canaries (norm 10 C) against the engine's claim.", "",
-                  "| case | check | flagged | sampler flagged | white-box flagged | median epsilon_lower | claim | Opacus | s/seed |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "Each case is judged by the check meant for it: the sampler check on its loader (false-alarm rate "
+                  "0.05), a one-run white-box audit with 1,000 Dirac canaries (norm 10 C) against the engine's claim "
+                  "(confidence 0.95), or the update-scale check on that audit's observed updates (false-alarm rate "
+                  "0.001: the pure noise on the coordinates of the canaries outside each batch, tested for dependence "
+                  "on the realised batch size and for the declared level sigma C). The correct training counts as "
+                  "flagged if any of the three flags it.", "",
+                  "| case | check | flagged | sampler flagged | white-box flagged | update-scale flagged | median epsilon_lower | claim | Opacus | s/seed |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for name, row in data["corpus"].items():
             lines.append(f"| {name} | {row['check']} | **{row['flagged']}/{row['seeds']}** | {row['sampler_flagged']} | "
-                         f"{row['white_box_flagged']} | {row['epsilon_lower_median']:.3f} | {row['epsilon_upper']:.3f} | "
+                         f"{row['white_box_flagged']} | {row.get('update_scale_flagged', 'n/a')} | "
+                         f"{row['epsilon_lower_median']:.3f} | {row['epsilon_upper']:.3f} | "
                          f"{row['epsilon_opacus']:.3f} | {row['seconds_per_seed']:.1f} |")
         lines += [""]
     if "sampler" in data:
@@ -317,6 +401,8 @@ def main() -> None:
             print(f"{name}: {time.perf_counter() - started:.0f} s", flush=True)
             data = _load()  # re-read: sections may be run by separate invocations
             data[name] = result
+            data.setdefault("section_runs", {})[name] = datetime.datetime.now(datetime.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M UTC")
             data.update(machine=machine_line(), torch=torch.__version__, opacus=opacus.__version__,
                         date=datetime.date.today().isoformat())
             atomic_write_text(JSON, json.dumps(data, indent=2, allow_nan=False))

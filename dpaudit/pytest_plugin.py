@@ -14,6 +14,12 @@ register the module twice). Disable it with ``-p no:dpaudit``. A test becomes a 
         dp_audit(mechanism_a, [0], [1], epsilon=1.0)
         dp_audit(mechanism_b, [0], [1], epsilon=0.5)
 
+Training stacks are audited like the gate's ``[[training_audit]]`` entries (canaries planted, the claim
+read from the PrivacyEngine unless given; one audit of the test's share)::
+
+    def test_opacus_training_is_dp(dp_audit):
+        dp_audit.training(train, dataset=data, canaries=500)          # or runs=200, claim=2.0, canary=...
+
 False alarms. With ``--dp-false-alarm-rate a`` (default 0.01) and A audits declared over all the DP
 tests collected (one per test unless the marker says ``audits=k``), every audit runs at confidence
 1 - a/A. A correct mechanism fails an audit with probability at most a/A, so by the union bound the
@@ -254,6 +260,31 @@ class DPAudit:
         found = search_pairs(mechanism, pairs, epsilon, delta, samples=samples or self.samples,
                              confidence_level=self.confidence_level, seed=seed, **options)
         return self._verdict(found.result, index, f"on d={found.pair[0]!r}, d_prime={found.pair[1]!r}")
+
+    def training(self, train: Callable | None = None, *, dataset: Any, **options: Any) -> Any:
+        """Audit a training stack (:func:`dpaudit.training.audit_opacus`: ``train`` or the factories, ``dataset``,
+        ``canary``, ``runs`` or ``canaries``, ``claim``, ``delta``, ...) with the plugin's confidence and seed,
+        as the gate's ``[[training_audit]]`` entries do; a certified violation (epsilon_lower above the claim,
+        by default the engine's) fails the test. Returns the TrainingAuditResult."""
+        __tracebackhide__ = True
+        from .training import audit_opacus
+
+        for name in ("confidence_level", "seed"):
+            if name in options:
+                pytest.fail(f"dp_audit.training: {name} is set by the plugin (--dp-false-alarm-rate, --dp-seed), not per "
+                            "call", pytrace=False)
+        index, seed = self._next()
+        result = audit_opacus(train, dataset=dataset, confidence_level=self.confidence_level, seed=seed, **options)
+        self.settings.audits_run += 1
+        self.results.append(result)
+        if result.violated:
+            self.settings.violations.append(f"{self.nodeid}: training epsilon >= {result.epsilon_lower:.4f} > claimed "
+                                            f"{result.epsilon_upper:.4g}")
+            pytest.fail(f"differential privacy VIOLATED by the training stack (audit {index + 1} of {self.audits} in this "
+                        f"test)\n{result.summary()}\n  the run's false-alarm rate {self.settings.false_alarm_rate:g} is split "
+                        f"over {self.settings.total_audits} audit(s): a correct stack fails here with probability <= "
+                        f"{self.settings.share:.3g}", pytrace=False)
+        return result
 
     def _verdict(self, result: Any, index: int, where: str) -> Any:
         __tracebackhide__ = True

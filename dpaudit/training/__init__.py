@@ -5,7 +5,9 @@ the claim read from the engine.
   event tree, and dpaudit's upper bound beside Opacus' own number;
 * :func:`check_sampler`: the data loader as it really samples, tested against Poisson(q);
 * :func:`audit_opacus`, :func:`audit_training`: canary presets, many-run and one-run audits, results with
-  the certified lower bound, the claimed upper bound and the threat model side by side.
+  the certified lower bound, the claimed upper bound and the threat model side by side;
+* :func:`check_update_scale`: the released updates' noise as declared, whatever the realised batch size;
+* :class:`TrainingMechanism`: a training stack as an auditor mechanism (``audit_curve``, ``audit``).
 
 torch and opacus (the ``opacus`` extra) are imported only by the functions that train.
 """
@@ -21,8 +23,13 @@ _LAZY = {
     "EngineClaim": "dpaudit.training.engine",
     "check_sampler": "dpaudit.training.sampler",
     "SamplerCheckResult": "dpaudit.training.sampler",
+    "RecordIdBatches": "dpaudit.training.record_ids",
     "audit_opacus": "dpaudit.training.audit",
     "audit_training": "dpaudit.training.audit",
+    "opacus_target": "dpaudit.training.audit",
+    "TrainingMechanism": "dpaudit.training.mechanism",
+    "check_update_scale": "dpaudit.training.update_scale",
+    "UpdateScaleCheck": "dpaudit.training.update_scale",
     "TrainingAuditResult": "dpaudit.training.audit",
     "perfect_guess_epsilon": "dpaudit.training.audit",
     "PRESETS": "dpaudit.training.canaries",

@@ -38,7 +38,7 @@ from .canaries import PRESETS, Canaries, as_numpy, canary_seed_sequence, make_ca
 from .engine import SAMPLING_ASSUMPTION, claim_from_opacus, history_of
 from .protocol import RunOutcome, TrainingTarget, draw_runs, many_run_masks, run_seed
 
-__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "perfect_guess_epsilon"]
+__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "opacus_target", "perfect_guess_epsilon"]
 
 
 def _plain(value: Any) -> Any:
@@ -84,9 +84,11 @@ class TrainingAuditResult:
     seed: int
     seconds: float
     warnings: tuple[str, ...] = ()
+    update_scale: Any = None  # UpdateScaleCheck of white-box audits (None for black-box presets)
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["update_scale"] = None if self.update_scale is None else self.update_scale.to_dict()
         data["bounds"] = {"epsilon_lower": "lower bound (certified)", "epsilon_upper": "upper bound (claimed)"}
         return _plain(data)
 
@@ -100,6 +102,8 @@ class TrainingAuditResult:
                  f"  claimed epsilon <= {self.epsilon_upper:.4f} ({self.claim_source}){theirs}",
                  f"  threat model: {self.threat_model}",
                  f"  sampling assumption: {self.sampling}"]
+        if self.update_scale is not None:
+            lines += ["  " + line for line in self.update_scale.summary().splitlines()]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -152,6 +156,7 @@ def audit_training(
     workers: int = 1,
     scheduler: Any = None,
     check_seed: bool = True,
+    false_alarm_rate: float | None = None,
 ) -> TrainingAuditResult:
     """Audit ``target``: many runs (``runs`` given, one canary) or one run (the target's m canaries).
 
@@ -166,6 +171,10 @@ def audit_training(
         check_seed: train the first run twice (and once more with another seed) and refuse a train function
             that is not reproducible from its seed or ignores it (the audit must be reproducible); the
             first of those runs is the audit's run 0.
+        false_alarm_rate: of the update-scale check that white-box audits also run on the observed updates
+            (:func:`~dpaudit.training.update_scale.check_update_scale`: is the noise as declared and
+            independent of the realised batch size?); default ``1 - confidence_level``. Its verdict is
+            ``result.update_scale`` (a warning when it flags), apart from ``violated``.
     """
     from ..auditor import audit_one_run, audit_scores
 
@@ -176,6 +185,8 @@ def audit_training(
     confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
     seed = check_nonnegative_int(seed, "seed")
     workers = check_positive_int(workers, "workers")
+    alpha = 1.0 - confidence_level if false_alarm_rate is None else check_probability(
+        false_alarm_rate, "false_alarm_rate", low_open=True, high_open=True)
     m = len(target.canaries)
     if runs is not None:
         runs = check_positive_int(runs, "runs")
@@ -203,11 +214,18 @@ def audit_training(
         if planted == 0:
             raise MechanismError("no canary reached a training batch in any run: does the loader iterate the dataset "
                                  "it was given (make_data_loader(dataset)) and the model see the inputs unchanged?")
+    update_scale = _update_scale(outcomes, alpha, seed) if preset.white_box else None
+    if update_scale is not None and update_scale.violated:
+        warnings.append(f"the update-scale check flags the stack (p = {update_scale.p_value:.3g}): the released updates' "
+                        f"noise is not the declared sigma C after the declared divisor, or depends on the realised batch "
+                        f"size (measured noise scale {update_scale.noise_scale:.4f} of the declared)")
     if runs is not None:
         scores = np.array([o.scores[0] for o in outcomes])
         inside = np.array([bool(mask[0]) for mask in masks])
+        # the runs are all trained already: certify on every one (a sequential audit would stop early for
+        # futility with a weaker bound and save nothing)
         inner = audit_scores(scores[inside], scores[~inside], epsilon=epsilon_upper, delta=delta,
-                             confidence_level=confidence_level, seed=seed)
+                             confidence_level=confidence_level, seed=seed, sequential=False)
         mode, mu_lower = "many_runs", inner.mu_lower
         warnings.extend(inner.warnings)
     else:
@@ -220,7 +238,18 @@ def audit_training(
         preset=preset.name, mode=mode, sampling=SAMPLING_ASSUMPTION, claim_source=source,
         confidence_level=confidence_level, runs=len(outcomes), canaries=m, mu_lower=mu_lower,
         epsilon_ceiling=float(inner.epsilon_ceiling), claim=details, audit=inner.to_dict(), seed=seed,
-        seconds=time.perf_counter() - started, warnings=tuple(warnings))
+        seconds=time.perf_counter() - started, warnings=tuple(warnings), update_scale=update_scale)
+
+
+def _update_scale(outcomes: list[RunOutcome], alpha: float, seed: int) -> Any:
+    """The update-scale check over every observed step of every run (None when no step had pure noise)."""
+    from .update_scale import check_update_scale
+
+    steps = [o.update_steps for o in outcomes if o.update_steps is not None and len(o.update_steps)]
+    table = np.concatenate(steps) if steps else np.zeros((0, 3))
+    if not np.any(table[:, 1] > 0):
+        return None
+    return check_update_scale(table, alpha, seed)
 
 
 def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> RunOutcome:
@@ -242,6 +271,13 @@ def _check_seed(target: TrainingTarget, mask: np.ndarray, seed: int) -> RunOutco
 
 # ------------------------------------------------------------------------------------------ Opacus
 def _base_sample(dataset: Any, limit: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    from .record_ids import is_iterable_style
+
+    if is_iterable_style(dataset):
+        raise InvalidArgumentType("dataset", "dataset is iterable-style, so canaries cannot be added to it: give a "
+                                             "map-style dataset (dataset[i] -> (input, label), with a length; e.g. "
+                                             "torch.utils.data.TensorDataset), or a TrainingTarget with your own "
+                                             "add_canaries(dataset, inputs, labels)")
     try:
         size = len(dataset)
     except TypeError:
@@ -256,6 +292,55 @@ def _base_sample(dataset: Any, limit: int = 256) -> tuple[np.ndarray, np.ndarray
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentType("dataset", f"dataset[i] must be an (input, label) pair of tensors ({exc})") from None
     return inputs, labels
+
+
+def opacus_target(
+    train: Callable[[Any, int, Any], Any] | None = None,
+    *,
+    dataset: Any,
+    make_model: Callable[[], Any] | None = None,
+    make_optimizer: Callable[[Any], Any] | None = None,
+    make_data_loader: Callable[[Any], Any] | None = None,
+    noise_multiplier: float | None = None,
+    max_grad_norm: float | None = None,
+    epochs: int = 1,
+    poisson_sampling: bool = True,
+    canary: str = "dirac_gradient",
+    canaries: int = 1,
+    num_classes: int | None = None,
+    gradient_norm_factor: float = 1.0,
+    seed: int = 0,
+) -> TrainingTarget:
+    """The :class:`TrainingTarget` :func:`audit_opacus` audits: ``train`` (or an
+    :class:`~dpaudit.training.OpacusTraining` from the factories), ``dataset`` and ``canaries`` canaries of
+    preset ``canary`` shaped like the dataset (their inputs and coordinates from ``seed``). Arguments as for
+    :func:`audit_opacus`; feed it to :func:`audit_training` or :class:`~dpaudit.training.TrainingMechanism`."""
+    if train is None:
+        from .opacus_training import OpacusTraining
+
+        missing = [name for name, value in (("make_model", make_model), ("make_optimizer", make_optimizer),
+                                            ("make_data_loader", make_data_loader),
+                                            ("noise_multiplier", noise_multiplier), ("max_grad_norm", max_grad_norm))
+                   if value is None]
+        if missing:
+            raise InvalidArgument(missing[0], f"without a train function, {', '.join(missing)} must be given")
+        train = OpacusTraining(make_model, make_optimizer, make_data_loader, noise_multiplier=noise_multiplier,
+                               max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling)
+    elif not callable(train):
+        raise InvalidArgumentType("train", f"train={train!r} must be callable: train(dataset, seed, hooks) -> model")
+    from ._torch import require_opacus
+
+    require_opacus()
+    gradient_norm_factor = check_positive(gradient_norm_factor, "gradient_norm_factor")
+    inputs, labels = _base_sample(dataset)
+    if num_classes is None:
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise InvalidArgument("num_classes", "labels are not integers: give num_classes")
+        num_classes = max(2, int(labels.max()) + 1)
+    num_classes = check_positive_int(num_classes, "num_classes")
+    planted = make_canaries(canary, check_positive_int(canaries, "canaries"), inputs, labels, num_classes,
+                            check_nonnegative_int(seed, "seed"), gradient_norm_factor)
+    return TrainingTarget(train=train, dataset=dataset, canaries=planted)
 
 
 def audit_opacus(
@@ -281,6 +366,7 @@ def audit_opacus(
     workers: int = 1,
     scheduler: Any = None,
     check_seed: bool = True,
+    false_alarm_rate: float | None = None,
 ) -> TrainingAuditResult:
     """Audit an Opacus training: plant canaries, train, score, certify an epsilon lower bound.
 
@@ -300,7 +386,8 @@ def audit_opacus(
         gradient_norm_factor: the Dirac canary's gradient norm in units of the clipping norm (1: the tight
             canary; above 1 probes whether clipping really happens).
         claim: the claimed epsilon (or event tree); None reads the claim from the engine's history.
-        delta, confidence_level, seed, workers, scheduler, check_seed: as in :func:`audit_training`.
+        delta, confidence_level, seed, workers, scheduler, check_seed, false_alarm_rate: as in
+            :func:`audit_training`.
 
     Returns:
         TrainingAuditResult: ``epsilon_lower``, ``epsilon_upper``, ``epsilon_opacus``, ``violated``,
@@ -308,34 +395,13 @@ def audit_opacus(
     """
     if (runs is None) == (canaries is None):
         raise InvalidArgument("runs", "give exactly one of runs= (many runs, one canary) or canaries= (one run)")
-    if train is None:
-        from .opacus_training import OpacusTraining
-
-        missing = [name for name, value in (("make_model", make_model), ("make_optimizer", make_optimizer),
-                                            ("make_data_loader", make_data_loader),
-                                            ("noise_multiplier", noise_multiplier), ("max_grad_norm", max_grad_norm))
-                   if value is None]
-        if missing:
-            raise InvalidArgument(missing[0], f"without a train function, {', '.join(missing)} must be given")
-        train = OpacusTraining(make_model, make_optimizer, make_data_loader, noise_multiplier=noise_multiplier,
-                               max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling)
-    elif not callable(train):
-        raise InvalidArgumentType("train", f"train={train!r} must be callable: train(dataset, seed, hooks) -> model")
-    from ._torch import require_opacus
-
-    require_opacus()
-    gradient_norm_factor = check_positive(gradient_norm_factor, "gradient_norm_factor")
-    inputs, labels = _base_sample(dataset)
-    if num_classes is None:
-        if not np.issubdtype(labels.dtype, np.integer):
-            raise InvalidArgument("num_classes", "labels are not integers: give num_classes")
-        num_classes = max(2, int(labels.max()) + 1)
-    num_classes = check_positive_int(num_classes, "num_classes")
-    planted = make_canaries(canary, 1 if runs is not None else check_positive_int(canaries, "canaries"), inputs, labels,
-                            num_classes, seed, gradient_norm_factor)
-    target = TrainingTarget(train=train, dataset=dataset, canaries=planted)
+    target = opacus_target(train, dataset=dataset, make_model=make_model, make_optimizer=make_optimizer,
+                           make_data_loader=make_data_loader, noise_multiplier=noise_multiplier,
+                           max_grad_norm=max_grad_norm, epochs=epochs, poisson_sampling=poisson_sampling, canary=canary,
+                           canaries=1 if runs is not None else canaries, num_classes=num_classes,
+                           gradient_norm_factor=gradient_norm_factor, seed=seed)
     return audit_training(target, runs=runs, claim=claim, delta=delta, confidence_level=confidence_level, seed=seed,
-                          workers=workers, scheduler=scheduler, check_seed=check_seed)
+                          workers=workers, scheduler=scheduler, check_seed=check_seed, false_alarm_rate=false_alarm_rate)
 
 
 

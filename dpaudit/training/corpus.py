@@ -23,6 +23,10 @@ Cases (the bug, and why the claim is wrong):
   Opacus' own hook would multiply the rate by 10). Caught by the white-box audit.
 * ``noise_multiplier_mismatch``: the engine is told sigma = 3 (its history and the reported epsilon say
   so) but the optimizer adds noise with sigma = 0.3 from another calibration. Caught by the white-box audit.
+* ``actual_batch_size``: a DPOptimizer subclass averages the noisy sum over the batch actually drawn instead
+  of the expected batch size q n (Opacus issue 819's class): every update reveals the realised batch size,
+  which the accountant never charged for. The Dirac score does not see it (the canary's share of the update
+  stays near C); the update-scale check (:mod:`dpaudit.training.update_scale`) does, from the same run.
 """
 
 from __future__ import annotations
@@ -150,8 +154,18 @@ def _dp_optimizer_classes() -> dict[str, Any]:
             finally:
                 self.noise_multiplier = told
 
+    class DPOptimizerActualBatchSize(DPOptimizer):
+        """Averages the noisy sum over the batch actually drawn, not the expected batch size."""
+
+        def scale_grad(self) -> None:
+            if self.loss_reduction == "mean":
+                drawn = max(1, int(self.grad_samples[0].shape[0]))
+                for p in self.params:
+                    p.grad /= drawn
+
     return {"without_clipping": DPOptimizerWithoutClipping, "noise_without_norm": DPOptimizerNoiseWithoutClippingNorm,
-            "other_calibration": DPOptimizerOtherCalibration, "dp": DPOptimizer}
+            "other_calibration": DPOptimizerOtherCalibration, "actual_batch_size": DPOptimizerActualBatchSize,
+            "dp": DPOptimizer}
 
 
 @dataclass(frozen=True)
@@ -159,7 +173,7 @@ class CorpusCase:
     """One training stack of the corpus (see the module docstring)."""
 
     name: str
-    check: str  # "none" (the correct stack), "sampler" or "white_box"
+    check: str  # "none" (the correct stack), "sampler", "white_box" or "update_scale"
     description: str
 
     def loader(self, dataset: Any) -> Any:
@@ -191,7 +205,8 @@ class CorpusCase:
             return _train_loop(model, optimizer, _poisson_loader(dataset), _EPOCHS, accumulate=accumulate)
         kind, norm = {"clipping_off": ("without_clipping", MAX_GRAD_NORM),
                       "noise_not_scaled_by_clipping_norm": ("noise_without_norm", 10 * MAX_GRAD_NORM),
-                      "noise_multiplier_mismatch": ("other_calibration", MAX_GRAD_NORM)}[self.name]
+                      "noise_multiplier_mismatch": ("other_calibration", MAX_GRAD_NORM),
+                      "actual_batch_size": ("actual_batch_size", MAX_GRAD_NORM)}[self.name]
         model, optimizer, engine = _manual_stack(dataset, seed, classes[kind], NOISE_MULTIPLIER, norm, SAMPLE_RATE)
         hooks.attach(model, optimizer, engine)
         return _train_loop(model, optimizer, _poisson_loader(dataset), _EPOCHS)
@@ -206,12 +221,15 @@ CASES: dict[str, CorpusCase] = {case.name: case for case in (
     CorpusCase("gradient_accumulation", "white_box", "10 micro-batches per step, accounted as one step at rate q"),
     CorpusCase("noise_multiplier_mismatch", "white_box", "noise from another calibration (sigma 0.3) than the "
                                                          "accountant's (sigma 3)"),
+    CorpusCase("actual_batch_size", "update_scale", "noisy sum averaged over the realised batch size, not the "
+                                                    "expected q n"),
 )}
 
 
 @dataclass(frozen=True)
 class CorpusVerdict:
-    """Both checks on one case and seed: the sampler check and the white-box one-run audit."""
+    """The three checks on one case and seed: the sampler check, the white-box one-run audit and the
+    update-scale check on that audit's observed updates."""
 
     case: str
     seed: int
@@ -219,20 +237,25 @@ class CorpusVerdict:
     white_box: Any  # TrainingAuditResult
 
     @property
+    def update_scale(self) -> Any:
+        """The update-scale check of the white-box run (an UpdateScaleCheck)."""
+        return self.white_box.update_scale
+
+    @property
     def flagged(self) -> bool:
-        """Whether the check meant for the case flagged it (for ``correct``: whether either did)."""
+        """Whether the check meant for the case flagged it (for ``correct``: whether any of the three did)."""
         case = CASES[self.case]
-        if case.check == "sampler":
-            return self.sampler.violated
-        if case.check == "white_box":
-            return self.white_box.violated
-        return self.sampler.violated or self.white_box.violated
+        verdicts = {"sampler": self.sampler.violated, "white_box": self.white_box.violated,
+                    "update_scale": self.update_scale.violated}
+        return verdicts[case.check] if case.check in verdicts else any(verdicts.values())
 
 
 def check_case(name: str, seed: int, canaries: int = 1000, records: int = 1000, confidence_level: float = 0.95,
-               false_alarm_rate: float = 0.05) -> CorpusVerdict:
-    """Run the sampler check on the case's loader and a one-run white-box audit (``canaries`` Dirac canaries
-    of norm 10 C, so a stack that does not clip is seen) of its training; ``seed`` seeds both."""
+               false_alarm_rate: float = 0.05, update_false_alarm_rate: float = 0.001) -> CorpusVerdict:
+    """Run the sampler check on the case's loader (false-alarm rate ``false_alarm_rate``) and a one-run
+    white-box audit (``canaries`` Dirac canaries of norm 10 C, so a stack that does not clip is seen) of its
+    training, with the update-scale check on the same run (false-alarm rate ``update_false_alarm_rate``);
+    ``seed`` seeds all three."""
     from .audit import audit_training
     from .canaries import make_canaries
     from .protocol import TrainingTarget
@@ -244,5 +267,5 @@ def check_case(name: str, seed: int, canaries: int = 1000, records: int = 1000, 
     x, y = dataset.tensors
     planted = make_canaries("dirac_gradient", canaries, x.numpy(), y.numpy(), 2, seed, gradient_norm_factor=10.0)
     audit = audit_training(TrainingTarget(case, dataset, planted), delta=1e-5, confidence_level=confidence_level,
-                           seed=seed, check_seed=False)
+                           seed=seed, check_seed=False, false_alarm_rate=update_false_alarm_rate)
     return CorpusVerdict(name, seed, sampler, audit)

@@ -11,7 +11,10 @@ after ``make_private`` (or by :class:`~dpaudit.training.OpacusTraining`). For wh
    zeroed on the canaries' coordinates;
 3. wraps the underlying torch optimizer's ``step``: the gradient it is handed (after clipping, noise and
    scaling: the noisy update) is read on every canary coordinate, multiplied back by the averaging factor
-   the optimizer declares, and summed over steps; that sum is the canary's score.
+   the optimizer declares, and summed over steps; that sum is the canary's score. On the coordinates of
+   the canaries outside the step's batch the update is pure noise: its sum of squares (in units of the
+   declared sigma C) is recorded with the step's realised batch size, for
+   :func:`~dpaudit.training.update_scale.check_update_scale`.
 
 Without white-box canaries it only records the engine (for the claim). Torch and Opacus are imported
 only here and in the training target, never at package import.
@@ -41,6 +44,9 @@ class OpacusHooks:
         self._scores = np.zeros(len(canaries))
         self._pending: list[tuple[int, list[tuple[int, int]]]] = []
         self._attached = False
+        self._step_rows = 0  # realised batch size of the step being built (all accumulated micro-batches)
+        self._step_planted: list[np.ndarray] = []
+        self._update_steps: list[tuple[int, int, float]] = []
 
     @property
     def attached(self) -> bool:
@@ -93,7 +99,7 @@ class OpacusHooks:
         step = inner.step
 
         def observed_step(*args: Any, **kwargs: Any) -> Any:
-            self._observe(_declared_scale(optimizer))
+            self._observe(optimizer)
             return step(*args, **kwargs)
 
         inner.step = observed_step
@@ -135,6 +141,8 @@ class OpacusHooks:
 
         row_of = np.array([row for row, _ in rows], dtype=np.int64)
         canary_of = np.array([k for _, k in rows], dtype=np.int64)
+        self._step_rows += total
+        self._step_planted.append(canary_of)
         owner_of = self._owner[canary_of]
         for index, parts in enumerate(parts_of):
             keep = self._keep[index]
@@ -154,16 +162,32 @@ class OpacusHooks:
                 start += size
 
     # ------------------------------------------------------------------ observing
-    def _observe(self, scale: float) -> None:
+    def _observe(self, optimizer: Any) -> None:
         self.steps += 1
+        scale = _declared_scale(optimizer)
+        update = np.zeros(len(self.canaries))
+        seen = np.zeros(len(self.canaries), dtype=bool)
         for index, (canaries, at) in enumerate(self._by_param):
             if canaries.numel() == 0:
                 continue
             grad = self._params[index].grad
             if grad is None:
                 continue
-            values = grad.detach().reshape(-1)[at].cpu().numpy().astype(np.float64)
-            self._scores[canaries.numpy()] += scale * values
+            update[canaries.numpy()] = scale * grad.detach().reshape(-1)[at].cpu().numpy().astype(np.float64)
+            seen[canaries.numpy()] = True
+        self._scores += update
+        noise = float(optimizer.noise_multiplier) * float(optimizer.max_grad_norm)
+        if self._step_planted and noise > 0:
+            seen[np.concatenate(self._step_planted)] = False
+            pure = update[seen] / noise
+            self._update_steps.append((self._step_rows, int(pure.size), float(np.dot(pure, pure))))
+        self._step_rows, self._step_planted = 0, []
+
+    def update_steps(self) -> np.ndarray:
+        """One row per observed step: (realised batch size, pure-noise coordinates, their sum of squares in
+        units of the declared sigma C); the input of :func:`~dpaudit.training.update_scale.check_update_scale`.
+        Empty (0 rows) without white-box canaries."""
+        return np.array(self._update_steps, dtype=np.float64).reshape(-1, 3)
 
     def scores(self) -> np.ndarray:
         """The white-box score of every canary: the sum over steps of the noisy update on its coordinate,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DPAuditError, MechanismError
+from ..errors import DPAuditError, InvalidArgument, MechanismError
 from .canaries import Canaries, as_numpy
 
 __all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seed", "many_run_masks", "run_seeds", "torch_dataset_with_canaries", "loss_scores"]
@@ -31,12 +31,14 @@ __all__ = ["TrainingTarget", "RunOutcome", "draw_runs", "run_one", "run_seed", "
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """One training run: the canaries' scores and the engine's accountant (None if the run had none)."""
+    """One training run: the canaries' scores, the engine's accountant (None if the run had none) and, with
+    white-box hooks, the per-step noise observations of the update-scale check (None without)."""
 
     scores: np.ndarray
     accountant: Any
     canary_rows_seen: int
     steps: int
+    update_steps: np.ndarray | None = None
 
 
 def torch_dataset_with_canaries(dataset: Any, inputs: np.ndarray, labels: np.ndarray) -> Any:
@@ -103,8 +105,9 @@ class TrainingTarget:
         if scores.size != len(self.canaries):
             raise MechanismError(f"score returned {scores.size} values for {len(self.canaries)} canaries")
         engine = getattr(hooks, "privacy_engine", None)
+        observed = getattr(hooks, "update_steps", None)
         return RunOutcome(scores, getattr(engine, "accountant", None), int(getattr(hooks, "canary_rows_seen", 0)),
-                          int(getattr(hooks, "steps", 0)))
+                          int(getattr(hooks, "steps", 0)), observed() if callable(observed) else None)
 
 
 def run_seed(seed: int, index: int) -> int:
@@ -116,6 +119,9 @@ def run_seed(seed: int, index: int) -> int:
 def run_seeds(seed: int, runs: int) -> list[int]:
     """The first ``runs`` run seeds (:func:`run_seed`)."""
     return [run_seed(seed, index) for index in range(runs)]
+
+
+_CHUNK_RUNS = 250  # most runs a process-pool task trains (chunks are a quarter of a worker's share, at most this)
 
 
 @dataclass(frozen=True)
@@ -154,9 +160,34 @@ def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> 
             torch.set_num_threads(threads)
 
 
+@dataclass(frozen=True)
+class _RunChunk:
+    """Runs ``starts[k]`` to ``starts[k + 1] - 1`` of a task in one worker call (one pickled target and one
+    round trip per chunk, not per run: a small run costs less than shipping it)."""
+
+    task: _RunTask
+    starts: tuple[int, ...]
+
+    def __call__(self, chunk: int) -> list[RunOutcome]:
+        return [self.task(index) for index in range(self.starts[chunk], self.starts[chunk + 1])]
+
+
 def many_run_masks(runs: int) -> list[np.ndarray]:
     """The canary's inclusion in each run of a many-run audit: in the even runs, out of the odd ones."""
     return [np.array([index % 2 == 0]) for index in range(runs)]
+
+
+def _require_one_thread_per_worker(client: Any) -> None:
+    """Refuse Dask workers with several threads: a training run seeds torch's process-wide generator
+    (``torch.manual_seed``), so runs sharing a process concurrently would not be reproducible from their seeds."""
+    workers = client.scheduler_info().get("workers", {})
+    crowded = {address: info.get("nthreads", 1) for address, info in workers.items() if info.get("nthreads", 1) > 1}
+    if crowded:
+        address, threads = next(iter(crowded.items()))
+        raise InvalidArgument("scheduler", f"Dask worker {address} runs {threads} threads: training runs seed torch's "
+                                           "process-wide generator, so concurrent runs in one process are not "
+                                           "reproducible; start workers with one thread each (dask worker --nthreads 1, "
+                                           "LocalCluster(threads_per_worker=1))")
 
 
 def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | None = None, workers: int = 1,
@@ -170,10 +201,14 @@ def draw_runs(target: TrainingTarget, seed: int, runs: int, mask: np.ndarray | N
     task = _RunTask(target, int(seed), None if mask is None else np.asarray(mask, dtype=bool))
     address = resolve_scheduler(scheduler)
     if address is not None:
-        backend: Any = DaskBackend(address)
-    elif workers > 1 and runs > 1:
-        backend = ProcessBackend(workers)
-    else:
-        backend = SerialBackend()
-    with backend:
+        with DaskBackend(address, blocks_per_task=1) as backend:  # one run per task
+            _require_one_thread_per_worker(backend.client)
+            return backend.map(task, list(range(first, first + runs)))
+    if workers > 1 and runs > 1:
+        size = max(1, min(_CHUNK_RUNS, -(-runs // (4 * workers))))
+        starts = tuple(range(first, first + runs, size)) + (first + runs,)
+        with ProcessBackend(workers) as backend:
+            chunks = backend.map(_RunChunk(task, starts), list(range(len(starts) - 1)))
+        return [outcome for chunk in chunks for outcome in chunk]
+    with SerialBackend() as backend:
         return backend.map(task, list(range(first, first + runs)))

@@ -24,7 +24,8 @@ smallest adjusted p-value and ``violated`` is ``p_value <= false_alarm_rate``.
 What it needs: a loader whose ``batch_sampler`` yields the dataset indices of each batch (every
 ``torch.utils.data.DataLoader`` built with ``batch_size`` or ``batch_sampler``, including Opacus'
 ``DPDataLoader``), or any re-iterable object yielding index batches (pass ``records``). Iterable-style
-datasets have no indices: wrap them so each item carries its index and pass the index batches.
+datasets have no indices: make them yield each record's id and pass
+:class:`~dpaudit.training.RecordIdBatches` ``(loader)`` (a loader over one is refused with that advice).
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ import numpy as np
 
 from .._validation import check_nonnegative_int, check_positive_int, check_probability, check_sampling_probability
 from ..errors import InvalidArgument, InvalidArgumentType
+from .record_ids import ITERABLE_HINT, is_iterable_style
 
-__all__ = ["check_sampler", "SamplerCheckResult", "SamplerTest", "index_batches", "poisson_tests"]
+__all__ = ["check_sampler", "SamplerCheckResult", "SamplerTest", "index_batches", "poisson_tests", "monte_carlo_two_sided"]
 
 _RECORD_CAP = 2000  # records used by the Monte Carlo record-dispersion test
 
@@ -115,6 +117,9 @@ def index_batches(data_loader: Any, epochs: int, seed: int) -> list[np.ndarray]:
     then yield index sequences. Torch's global generator and the sampler's own generators are seeded from
     ``seed`` for the check and restored afterwards, so the user's training randomness is left untouched.
     """
+    if is_iterable_style(getattr(data_loader, "dataset", None)):
+        raise InvalidArgument("data_loader", f"data_loader iterates an iterable-style dataset, which has no record "
+                                             f"indices for the sampler check to read: {ITERABLE_HINT}")
     source = getattr(data_loader, "batch_sampler", None)
     if source is None:
         if hasattr(data_loader, "dataset"):
@@ -199,7 +204,9 @@ def _two_sided_binomial(count: int, trials: int, p: float) -> float:
     return float(binomtest(count, trials, p, alternative="two-sided").pvalue)
 
 
-def _monte_carlo_two_sided(observed: float, simulated: np.ndarray) -> float:
+def monte_carlo_two_sided(observed: float, simulated: np.ndarray) -> float:
+    """Two-sided Monte Carlo p-value of ``observed`` against draws under H0: (1 + #{at least as extreme}) /
+    (1 + draws) on each tail, the smaller doubled (valid at any number of draws)."""
     draws = simulated.size
     high = (1 + int(np.count_nonzero(simulated >= observed))) / (draws + 1)
     low = (1 + int(np.count_nonzero(simulated <= observed))) / (draws + 1)
@@ -231,14 +238,14 @@ def poisson_tests(batches: list[np.ndarray], records: int, q: float, seed: int, 
                 "total of all batch sizes ~ Binomial(n T, q)"))
     observed = _dispersion(sizes, records * q)
     out.append(("batch_dispersion", observed, steps * records * q * (1 - q),
-                _monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
+                monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
                 "sum_t (B_t - n q)^2 with B_t ~ Binomial(n, q) (fixed-size batches: too small)"))
     duplicated = sum(int(b.size - np.unique(b).size) for b in batches)
     counts = np.bincount(np.concatenate(batches), minlength=records) if total else np.zeros(records, dtype=np.int64)
     chosen = rng.choice(records, size=min(records, _RECORD_CAP), replace=False)
     observed = _dispersion(counts[chosen], steps * q)
     out.append(("record_dispersion", observed, chosen.size * steps * q * (1 - q),
-                _monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
+                monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
                 f"sum_i (c_i - T q)^2 over {chosen.size} records, c_i ~ Binomial(T, q) (shuffled epochs: too small)"))
     pairs = steps // 2
     shared = 0

@@ -79,3 +79,44 @@ def test_torch_loaders_are_read_through_their_batch_sampler():
     assert first | {"seconds": 0} == again | {"seconds": 0}  # the seed fixes the loader's draws
     with pytest.raises(ValueError, match="batch_sampler"):
         check_sampler(DataLoader(dataset, batch_size=None), 0.1)
+
+
+def poisson_stream(n, q, fixed=False):
+    """An iterable-style dataset that samples itself: each pass yields (record id, x) for the records drawn
+    with probability q (fixed: a shuffled sample of exactly q n), from torch's generator (seeded by the check)."""
+    torch = pytest.importorskip("torch")
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            if fixed:
+                chosen = torch.randperm(n)[: round(q * n)]
+            else:
+                chosen = torch.nonzero(torch.rand(n) < q).reshape(-1)
+            for i in chosen.tolist():
+                yield i, torch.zeros(2)
+
+    return Stream()
+
+
+def test_iterable_style_loaders_are_refused_with_the_fix_and_checked_through_record_ids():
+    torch = pytest.importorskip("torch")
+    from dpaudit.training import RecordIdBatches
+
+    loader = torch.utils.data.DataLoader(poisson_stream(400, 0.1), batch_size=None)
+    with pytest.raises(ValueError, match="RecordIdBatches"):
+        check_sampler(loader, 0.1, records=400)
+    # one pass of the stream is one Poisson batch: a loader of whole passes
+    poisson = torch.utils.data.DataLoader(poisson_stream(400, 0.1), batch_size=1000)
+    assert not check_sampler(RecordIdBatches(poisson), 0.1, records=400, epochs=30, seed=1).violated
+    fixed = torch.utils.data.DataLoader(poisson_stream(400, 0.1, fixed=True), batch_size=1000)
+    assert check_sampler(RecordIdBatches(fixed), 0.1, records=400, epochs=30, seed=1).violated
+    with pytest.raises(ValueError, match="ids"):
+        check_sampler(RecordIdBatches(poisson, ids=lambda batch: batch[1]), 0.1, records=400)
+
+
+def test_an_iterable_style_dataset_cannot_take_canaries():
+    pytest.importorskip("opacus")
+    from dpaudit import training
+
+    with pytest.raises(TypeError, match="map-style"):
+        training.audit_opacus(lambda data, seed, hooks: None, dataset=poisson_stream(10, 0.5), canaries=4)
