@@ -265,21 +265,30 @@ class DPAudit:
         """Audit a training stack (:func:`dpaudit.training.audit_opacus`: ``train`` or the factories, ``dataset``,
         ``canary``, ``runs`` or ``canaries``, ``claim``, ``delta``, ...) with the plugin's confidence and seed,
         as the gate's ``[[training_audit]]`` entries do; a certified violation (epsilon_lower above the claim,
-        by default the engine's) fails the test. Returns the TrainingAuditResult."""
+        by default the engine's) fails the test, and with the white-box preset so does the update-scale check
+        (the audit's false-alarm share split evenly between the two). Returns the TrainingAuditResult."""
         __tracebackhide__ = True
-        from .training import audit_opacus
+        from .training import PRESETS, audit_opacus
 
         for name in ("confidence_level", "seed"):
             if name in options:
                 pytest.fail(f"dp_audit.training: {name} is set by the plugin (--dp-false-alarm-rate, --dp-seed), not per "
                             "call", pytrace=False)
+        if "false_alarm_rate" in options:
+            pytest.fail("dp_audit.training: false_alarm_rate is set by the plugin (--dp-false-alarm-rate), not per call",
+                        pytrace=False)
         index, seed = self._next()
-        result = audit_opacus(train, dataset=dataset, confidence_level=self.confidence_level, seed=seed, **options)
+        preset = PRESETS.get(str(options.get("canary", "dirac_gradient")))
+        checks = 2 if preset is not None and preset.white_box else 1
+        share = (1.0 - self.confidence_level) / checks
+        result = audit_opacus(train, dataset=dataset, confidence_level=1.0 - share, seed=seed,
+                              false_alarm_rate=share, **options)
         self.settings.audits_run += 1
         self.results.append(result)
-        if result.violated:
-            self.settings.violations.append(f"{self.nodeid}: training epsilon >= {result.epsilon_lower:.4f} > claimed "
-                                            f"{result.epsilon_upper:.4g}")
+        if result.flagged:
+            found = (f"training epsilon >= {result.epsilon_lower:.4f} > claimed {result.epsilon_upper:.4g}" if result.violated
+                     else "the update-scale check rejects the declared noise")
+            self.settings.violations.append(f"{self.nodeid}: {found}")
             pytest.fail(f"differential privacy VIOLATED by the training stack (audit {index + 1} of {self.audits} in this "
                         f"test)\n{result.summary()}\n  the run's false-alarm rate {self.settings.false_alarm_rate:g} is split "
                         f"over {self.settings.total_audits} audit(s): a correct stack fails here with probability <= "

@@ -110,7 +110,7 @@ def risk_detail(check: dict[str, Any]) -> str:
 
 
 def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
-    state = "VIOLATED" if row.get("violated") else "pass"
+    state = "VIOLATED" if row.get("violated") else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass")
     verdict = (f"{state}: epsilon >= {_n(row.get('epsilon_lower'))} certified with confidence {row.get('confidence_level', 0):.6g} "
                f"(claimed epsilon {_n(row.get('epsilon'))}, delta {row.get('delta', 0):g})")
     details = [f"scores: {row.get('file')} ({row.get('runs')} {'canaries, one run' if row.get('one_run') else 'runs'})"]
@@ -118,6 +118,8 @@ def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
         details.append(f"mu >= {_n(row['mu_lower'])} (Gaussian DP)")
     if row.get("method"):
         details.append(f"method: {row['method']}")
+    if row.get("update_scale"):
+        details.append(f"update-scale check: {row['update_scale']}")
     return ("passed" if row["passed"] else "failed"), verdict, details
 
 

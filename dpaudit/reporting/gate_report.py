@@ -113,7 +113,8 @@ def _write(result: Any, out: Path) -> None:
                   "|---|---|---|---|---|---|---|---|"]
         for row in score_rows:
             mode = "one run" if row.get("one_run") else "many runs"
-            verdict_cell = _error_cell(row) if row.get("error") else ("VIOLATED" if row["violated"] else "pass")
+            verdict_cell = _error_cell(row) if row.get("error") else (
+                "VIOLATED" if row["violated"] else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass"))
             lines.append(f"| {_t(row['name'])} | {_t(row['file'])} | {mode} | ({_cell(row['epsilon'])}, {_cell(row['delta'])}) | "
                          f"{_cell(row['epsilon_lower']) if row.get('epsilon_lower') is not None else '-'} | "
                          f"{_cell(row['mu_lower']) if row.get('mu_lower') is not None else '-'} | "

@@ -86,8 +86,16 @@ class TrainingAuditResult:
     warnings: tuple[str, ...] = ()
     update_scale: Any = None  # UpdateScaleCheck of white-box audits (None for black-box presets)
 
+    @property
+    def flagged(self) -> bool:
+        """A privacy finding of either check: ``violated`` (epsilon_lower above the claim) or the update-scale
+        check (white-box presets) rejecting the declared noise. Its false-alarm rate is at most the sum of the
+        two checks' rates: callers holding a budget split it (the gate and the pytest plugin give each half)."""
+        return bool(self.violated or (self.update_scale is not None and self.update_scale.violated))
+
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["flagged"] = self.flagged
         data["update_scale"] = None if self.update_scale is None else self.update_scale.to_dict()
         data["bounds"] = {"epsilon_lower": "lower bound (certified)", "epsilon_upper": "upper bound (claimed)"}
         return _plain(data)

@@ -50,3 +50,22 @@ def train_broken(data, seed, hooks):
 
 def train_leaky(data, seed, hooks):
     return _train(data, seed, hooks, 0.2)
+
+
+def corpus_dataset():
+    from dpaudit.training.corpus import synthetic_dataset
+
+    return synthetic_dataset(300, 0)
+
+
+def train_corpus_correct(data, seed, hooks):
+    from dpaudit.training.corpus import CASES
+
+    return CASES["correct"](data, seed, hooks)
+
+
+def train_actual_batch_size(data, seed, hooks):
+    """Poisson-sampled DP-SGD whose optimizer averages over the batch actually drawn (Opacus issue 819)."""
+    from dpaudit.training.corpus import CASES
+
+    return CASES["actual_batch_size"](data, seed, hooks)

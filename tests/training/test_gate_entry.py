@@ -56,6 +56,24 @@ def test_a_run_reports_its_row_and_a_violation_exits_one(tmp_path, capsys):
     assert "tiny-opacus" in (tmp_path / "report" / "report.md").read_text()
 
 
+def test_the_update_scale_check_fails_the_entry_and_the_correct_stack_passes(tmp_path, capsys):
+    """Normalising by the realised batch size is invisible to the Dirac score; the entry fails through the
+    update-scale check (exit 1, its own verdict in the row and the report), the correct stack passes."""
+    pytest.importorskip("opacus")
+    config = ENTRY.replace("canaries = 40", "canaries = 300").replace("gate_stack_for_tests:dataset",
+                                                                       "gate_stack_for_tests:corpus_dataset")
+    path = write(tmp_path)
+    path.write_text(config.format(train="train_actual_batch_size", claim=""))
+    assert main(["check", str(path), "--json", "--report", str(tmp_path / "report")]) == 1
+    row = json.loads(capsys.readouterr().out)["score_audits"][0]
+    assert not row["passed"] and not row["violated"] and row["update_scale"].startswith("FLAGGED")
+    assert "UPDATE SCALE FLAGGED" in (tmp_path / "report" / "report.md").read_text()
+    path.write_text(config.format(train="train_corpus_correct", claim=""))
+    assert main(["check", str(path), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["score_audits"][0]
+    assert row["passed"] and row["update_scale"].startswith("as declared")
+
+
 def test_a_crashing_stack_could_not_be_completed(tmp_path, capsys):
     pytest.importorskip("opacus")
     assert main(["check", str(write(tmp_path, train="train_broken"))]) == 3
