@@ -17,13 +17,12 @@ Here a PLD lives on losses ``(offset + i) * step``, i = 0..n-1, plus a mass at +
 * **Optimistic** (a lower bound): the outcomes whose loss lies in the cell (e_i - step/2, e_i + step/2]
   are merged into one (a post-processing, so the pair becomes less informative); a merged cell whose
   likelihood ratio falls short of e^{e_i} absorbs just enough of the cell above (whose ratio exceeds
-  e^{e_i}) to reach it, and every remaining ratio is rounded down to the grid. Merging can only lower
-  delta (Blackwell), and lowering losses too, also after composition. The error is second order in
-  ``step`` in smooth regions, but a cell where the loss accumulates (at its infimum or supremum, as for
-  subsampled mechanisms) loses up to one step of its mass per composition, so for very long
-  compositions the lower bound trails the upper one by a few percent on the same grid
-  (``PLDAccountant.epsilon_interval`` then halves the lower bound's grid). Atoms of discrete mechanisms
-  are rounded down.
+  e^{e_i}) to reach it, and every remaining ratio is rounded down to the grid. Where the loss
+  accumulates (at its infimum or supremum, as for subsampled mechanisms) that rounding would lose up to
+  a step of most of the mass per composition; there consecutive cells are merged into groups whose
+  ratio is exactly a grid ratio instead (:mod:`.merging`), so the error stays second order in ``step``
+  everywhere. Merging can only lower delta (Blackwell), and lowering losses too, also after
+  composition. Atoms of discrete mechanisms are rounded down.
 
 Numerical error. Every FFT convolution adds at most ``16 u log2(n) sqrt(n)`` (u = 2^-53) to a bound on the
 l1 distance between the stored masses and those exact arithmetic would give (Higham 2002, Thm 24.2:
@@ -41,6 +40,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.fft
+
+from .merging import merge_onto_grid
 
 __all__ = ["GridPLD", "TAIL_MASS", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
 
@@ -340,35 +341,17 @@ def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: n
                         tail: float = TAIL_MASS * 1e-3) -> GridPLD:
     """Optimistic grid PLD from the masses of the cells (e_k - step/2, e_k + step/2], e_k = (first + k) step.
 
-    A cell whose merged ratio a/b is below e^{e_k} (P-mass excess a - e^{e_k} b < 0) borrows the fraction
-    f = -excess / (a' - e^{e_k} b') of the cell above (a', b'), which makes its ratio at least e^{e_k};
-    a cell that cannot be fixed so is rounded down to e_{k-1}. Float errors are resolved towards
-    borrowing more (a higher merged ratio is then rounded down, which stays a lower bound).
+    The merged cells are grouped (consecutive cells and fractions of cells) so that each group's ratio
+    is exactly a grid ratio, or rounded down where that is cheaper (:func:`.merging.merge_onto_grid`:
+    second order in the step, also where the loss accumulates). Float errors are resolved downward.
     Mass below the first cell is dropped; finite mass above the last is rounded down onto it.
     """
-    m = mass_p.size
     a = np.clip(mass_p, 0.0, None)
     tb = np.clip(scaled_q, 0.0, None)  # e^{e_k} b_k
     err = err_p + err_q + 4 * _U * (a + tb)
-    excess = a - tb - err  # under-estimated
-    # surplus of the cell above measured against this cell's grid point: a' - e^{e_k} b'
-    lender_excess = np.append(a[1:] - tb[1:] * math.exp(-step) - err[1:], 0.0)
-    # where the Q-mass underflowed the ratio is unknown: such cells are rounded down, never lend
+    # where the Q-mass underflowed the ratio is unknown: such cells are rounded down a whole step
     known = (tb > 1e-290) | (a == 0.0)
-    excess = np.where(known, excess, -np.inf)
-    lender_excess = np.where(np.append(known[1:], False), lender_excess, 0.0)
-    need = excess < 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(need, -excess / lender_excess, 0.0)
-    fixable = need & (lender_excess > 0) & (frac <= 1.0)
-    frac = np.where(fixable, np.minimum(1.0, frac * (1 + 16 * _U)), 0.0)
-    avail = 1.0 - np.append(0.0, frac[:-1])  # fraction of each cell not lent to the cell below
-    gained = np.append(frac[:-1] * a[1:], 0.0)  # P-mass each cell borrowed from the cell above
-    ok = ~need | fixable
-    pmf = np.zeros(m + 1)  # index 0 is e_{first - 1}
-    kept = a * avail
-    pmf[1:] += np.where(ok, kept + gained, 0.0)
-    pmf[:-1] += np.where(ok, 0.0, kept + gained)
+    pmf = merge_onto_grid(step, a, tb, err, known)  # index 0 is e_{first - 1}
     pmf[-1] += max(0.0, above)
     pmf[pmf < _FLUSH] = 0.0
     pld = GridPLD(step, first - 1, pmf, min(1.0, inf_mass), 0.0, False)
