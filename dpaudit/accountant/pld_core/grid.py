@@ -51,6 +51,7 @@ _U = 2.0**-53
 _FLUSH = 1e-250
 _MAX_MULTI_BORROW = 256  # optimistic construction: heavy cells fixed from several cells above
 _MAX_REACH = 4096  # masses below this are set to 0 (their total is counted in the error bound)
+_HEAD_CELLS = 64  # optimistic compositions: the largest cells convolved directly (_convolve_heads)
 _FIRST_COARSE_LEVEL = 6  # multi-resolution self-composition: first halving of the grid at 2^6 copies,
 _LEVELS_PER_HALVING = 2  # then one every second squaring (4 times the copies: twice the loss spread)
 
@@ -74,7 +75,7 @@ class GridPLD:
     def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS) -> GridPLD:
         """The PLD of running both mechanisms (convolution of the finite parts)."""
         _check_compatible(self, other)
-        pmf, err, level = _convolve(self.pmf, other.pmf)
+        pmf, err, level = _convolve(self.pmf, other.pmf) if self.pessimistic else _convolve_heads(self.pmf, other.pmf)
         inf_mass = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         error = self.error * other.pmf.sum() + other.error * self.pmf.sum() + err + self.error * other.error
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
@@ -293,6 +294,42 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
     bound_2 = 8.0 * _U * log_n * 1.5 * norms  # 2-norm error bound
     # cells below the typical round-off level (2-norm spread over the cells) carry no information
     return out, bound_2 * math.sqrt(size) + n * _FLUSH, 4.0 * bound_2 / math.sqrt(size)
+
+
+def _convolve_heads(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """:func:`_convolve` with the ``_HEAD_CELLS`` largest masses of each side convolved directly.
+
+    The FFT's error bound grows with the 2-norms of its inputs, and a PLD whose mass sits in a few cells
+    (a subsampled mechanism's accumulation, and its first self-compositions) has a 2-norm close to its
+    mass; the bound of each early squaring is then multiplied by every later one (in a 10^6-fold
+    composition it reaches ~1e-6). With a = s_a + r_a (s_a: the head cells), a * b = s_a * b + r_a * s_b +
+    r_a * r_b: the first two are sums of at most ``_HEAD_CELLS`` shifted vectors each (l1 error at most
+    2 (2 _HEAD_CELLS + 1) u |a|_1 |b|_1), the last an FFT of the tails, whose 2-norms are far smaller.
+    Used when it lowers the 2-norms by at least 4x; otherwise the plain FFT."""
+    if min(a.size, b.size) <= 4 * _HEAD_CELLS:
+        return _convolve(a, b)
+    head_a, rest_a = _split_head(a)
+    head_b, rest_b = (head_a, rest_a) if b is a else _split_head(b)
+    if head_a is None or head_b is None:
+        return _convolve(a, b)
+    out, err, level = _convolve(rest_a, rest_b)
+    for i in head_a:
+        out[i:i + b.size] += a[i] * b
+    for j in head_b:
+        out[j:j + rest_a.size] += b[j] * rest_a
+    err += 2.0 * (2 * _HEAD_CELLS + 1) * _U * float(a.sum()) * float(b.sum())
+    return out, err, level
+
+
+def _split_head(a: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(indices of the ``_HEAD_CELLS`` largest entries, ``a`` without them), or (None, a) when removing
+    them does not lower the 2-norm by at least 4x."""
+    head = np.argpartition(a, a.size - _HEAD_CELLS)[a.size - _HEAD_CELLS:]
+    rest = a.copy()
+    rest[head] = 0.0
+    if 16.0 * float(np.square(rest).sum()) > float(np.square(a).sum()):
+        return None, a
+    return np.sort(head), rest
 
 
 def identity(step: float, pessimistic: bool = True) -> GridPLD:
