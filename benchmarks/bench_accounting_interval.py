@@ -8,8 +8,8 @@ Target: the lower end within 1% of the upper on every DP-SGD configuration, with
 sub-trees. Soundness: the lower end must not exceed any certified upper bound. DP-SGD reference: dp_accounting's
 pessimistic PLD (connect the dots) at value_discretization_interval 1e-4, an independent upper bound on the exact
 epsilon (empty without dp_accounting); the exact value lies between our lower end and the smaller of the two upper
-bounds. Fuzz: the trees of bench_accounting_grid.py (same generator and seed), each checked against our RDP
-accountant's bound as well.
+bounds. Fuzz: bench_accounting_grid.fuzz_rows (its trees, seed and rows: time, traced memory, our RDP accountant's
+bound), checked here against the upper end as well.
 """
 
 from __future__ import annotations
@@ -22,15 +22,14 @@ import time
 from pathlib import Path
 
 from _timing import machine_line
-from bench_accounting_grid import DELTA, QS, SIGMAS, STEPS, random_tree
+from bench_accounting_grid import DELTA, QS, SIGMAS, STEPS, fuzz_rows
 
 from dpaudit._io import atomic_write_text
-from dpaudit.accountant import PLDAccountant, RDPAccountant
-from dpaudit.errors import UnsupportedEventError
+from dpaudit.accountant import PLDAccountant
 from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED = 20261125  # the grid benchmark's fuzz seed (its fuzz_rows uses the same)
+SEED = 20261125  # the seed of bench_accounting_grid.fuzz_rows, whose trees and rows are reused
 REFERENCE_INTERVAL = 1e-4
 GRID_TARGET = 0.01
 FUZZ_TARGET = 0.05
@@ -67,34 +66,6 @@ def grid_rows(steps_grid: tuple[int, ...]) -> list[dict]:
     return rows
 
 
-def fuzz_rows(trees: int) -> list[dict]:
-    import random
-
-    rng = random.Random(SEED)
-    rows = []
-    for _ in range(trees):
-        tree = random_tree(rng)
-        start = time.perf_counter()
-        try:
-            lower, upper = PLDAccountant().compose(tree).epsilon_interval(DELTA)
-            error = None
-        except UnsupportedEventError as exc:
-            lower = upper = math.nan
-            error = str(exc)[:120]
-        seconds = time.perf_counter() - start
-        try:
-            rdp = RDPAccountant().compose(tree).epsilon(DELTA)
-        except UnsupportedEventError:
-            rdp = math.nan
-        row = {"tree": repr(tree), "lower": lower, "upper": upper, "rdp": rdp, "seconds": seconds, "error": error,
-               "sampled": "PoissonSampled" in repr(tree),
-               "sound": not (lower > upper or lower > rdp * (1 + 1e-9)),
-               "gap": (upper - lower) / upper if upper and math.isfinite(upper) and upper > 0 else 0.0}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
-    return rows
-
-
 def report(grid: list[dict], fuzz: list[dict]) -> str:
     lines = ["# Width of the PLD accountant's certified interval", "", machine_line(),
              f"delta = {DELTA:g}. `PLDAccountant().epsilon_interval(delta)` = [lower, upper]; gap = (upper - lower) / "
@@ -125,7 +96,9 @@ def report(grid: list[dict], fuzz: list[dict]) -> str:
                   f"slowest interval {max(r['seconds'] for r in grid):.2f} s."]
     if fuzz:
         done = [r for r in fuzz if r["error"] is None]
-        sampled = [r for r in done if r["sampled"] and math.isfinite(r["upper"]) and r["upper"] > 0]
+        for r in done:  # fuzz_rows checks the lower end against RDP's bound; against the upper end too
+            r["sound"] = r["sound"] and not r["lower"] > r["upper"]
+        sampled = [r for r in done if "PoissonSampled" in r["tree"] and math.isfinite(r["upper"]) and r["upper"] > 0]
         worst = sorted(sampled, key=lambda r: -r["gap"])[:5]
         lines += ["", f"## Fuzz: {len(fuzz)} random trees (seed {SEED}, the generator of bench_accounting_grid.py)", "",
                   f"- refused with UnsupportedEventError: {len(fuzz) - len(done)};",
@@ -134,7 +107,8 @@ def report(grid: list[dict], fuzz: list[dict]) -> str:
                   f"{sum(r['gap'] > FUZZ_TARGET for r in sampled)} of {len(sampled)} "
                   f"(worst {max((r['gap'] for r in sampled), default=0):.3%}); lower end 0 with a positive upper: "
                   f"{sum(r['lower'] == 0 for r in sampled)};",
-                  f"- slowest interval {max(r['seconds'] for r in fuzz):.2f} s.", "",
+                  f"- slowest interval {max(r['seconds'] for r in fuzz):.2f} s, largest traced peak "
+                  f"{max(r['peak_mb'] for r in fuzz):.0f} MB.", "",
                   "Widest sampled trees:", "", "| tree | lower | upper | gap | s |", "|---|---|---|---|---|"]
         for r in worst:
             lines.append(f"| `{r['tree']}` | {r['lower']:.6g} | {r['upper']:.6g} | {r['gap']:.3%} | {r['seconds']:.2f} |")
