@@ -78,6 +78,7 @@ def merge_onto_grid(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray,
 def _placed(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray) -> np.ndarray:
     """Vectorised placement (module docstring) of the cells' remaining masses: index 0 is e_{-1}."""
     m = a.size
+    err = np.where(a > 0, err, 0.0)  # cells consumed by chords (or empty) take no part
     excess = a - tb - err  # under-estimated
     lender_excess = np.append(a[1:] - tb[1:] * math.exp(-step) - err[1:], 0.0)
     need = excess < 0
