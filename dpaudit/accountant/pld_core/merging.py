@@ -11,9 +11,11 @@ The input is the cells (e_k - h/2, e_k + h/2], each merged into one outcome (P-m
 
 * Smooth cells (the bulk of most pairs) are placed as before, vectorised: a cell whose merged ratio is at
   least e^{e_k} is rounded down to e_k (its ratio exceeds e^{e_k} by O(h^2)); a cell below it borrows the
-  fraction of the cell above that brings its ratio up to e^{e_k} (a merge).
+  fraction of the cell above that brings its ratio up to e^{e_k} (a merge; computed for whole cells, so
+  a cell that also lends to the one below borrows a little more than it needs, which stays a lower bound).
 * A cell where that would lose much (its ratio far above e^{e_k}, or below it with too little above to
-  borrow from: an accumulation) starts a window handled by chords: consecutive cells, and fractions of
+  borrow from, or needing more than a thousandth of the cell above: an accumulation) starts a window
+  handled by chords: consecutive cells, and fractions of
   cells (splitting an outcome by an independent coin is exact), are merged so that each group's ratio is
   *exactly* a grid ratio e^{e_G}. On the trade-off curve this replaces the curve by chords whose slopes
   are grid ratios (a less informative pair); merging loses only the spread of the loss within a group
@@ -28,9 +30,9 @@ The input is the cells (e_k - h/2, e_k + h/2], each merged into one outcome (P-m
     highest cell left, targets the grid point e_F at or below its merged loss and merges the cells below
     into it while its ratio stays at least e^{e_F}.
 
-  A window ends where the vectorised placement can take over without interaction (upward: a group ended
-  exactly at a cell boundary before a smooth cell; downward: the cell left over and the one below it both
-  round down).
+  A window ends at the first smooth cell past its last hard one (downward: one whose ratio is at least
+  its grid point, so it borrows nothing from the cells consumed above); what is left of a cell split by
+  the last group is a cell of its own there, with the same ratio.
 
 Float error: each cell's masses carry absolute bounds; a group is closed only when its P-mass excess
 over e^{e_G} times its Q-mass is non-negative after subtracting every bound, so each emitted atom sits at
@@ -48,6 +50,9 @@ __all__ = ["merge_onto_grid"]
 _U = 2.0**-53
 _MAX_CHORD = 64  # cells one group may span (beyond it the cell is rounded down / the group closed)
 _WINDOW_GAP = 4.0  # a cell above its grid point by more than this times step^2 starts a chord window
+# a cell that must borrow more than this fraction of the cell above starts one: the vectorised placement
+# borrows fractions of whole cells, over-borrowing by about the product of two neighbours' fractions
+_BORROW_LIMIT = 1e-3
 
 
 def merge_onto_grid(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray, known: np.ndarray) -> np.ndarray:
@@ -99,7 +104,7 @@ def _placed(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray) -> np.n
 def _hard(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray, usable: np.ndarray) -> np.ndarray:
     """Cells the vectorised placement would place badly: a merged loss above e_k by more than
     ``_WINDOW_GAP`` step^2 (rounding it down loses more than a chord would), or below e_k with the cell
-    above unable to lift it."""
+    above unable to lift it by lending at most ``_BORROW_LIMIT`` of itself."""
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.where(usable, np.log(a / tb), 0.0)
     excess = a - tb - err
@@ -107,7 +112,7 @@ def _hard(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray, usable: n
     need = excess < 0
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(need, -excess / lender_excess, np.inf)
-    stuck = need & ~((lender_excess > 0) & (frac <= 1.0))
+    stuck = need & ~((lender_excess > 0) & (frac <= _BORROW_LIMIT))
     # smooth cells exceed e^{e_k} by about (slope of the log-density) h^2 / 12: left to the vectorised
     # placement; a chord pays off from about half the squared gap on, worth a window from a few times that
     wasteful = ~need & (x > _WINDOW_GAP * step * step)
@@ -123,21 +128,22 @@ def _windows_up(step, a, tb, err, usable, hard, hard_cells, out) -> None:
         if h <= done_to or a[h] <= 0:
             continue
         start = h
-        while start - 1 > done_to and need[start - 1] and usable[start - 1]:
-            start -= 1  # the cells below that would borrow from this one join the window
+        while start - 1 > max(done_to, h - _MAX_CHORD) and need[start - 1] and usable[start - 1]:
+            start -= 1  # the cells below that would borrow from this one join the window (a longer chain
+            # of smooth borrowers leaves its top cell, whose lender the window takes, a step lower)
         done_to = _sweep_up(step, a, tb, err, usable, hard, start, out)
 
 
 def _sweep_up(step, a, tb, err, usable, hard, start, out) -> int:
-    """Chords upward from cell ``start``; stops at a fresh cell boundary past the last hard cell met.
+    """Chords upward from cell ``start``; stops at the first smooth cell past the last hard cell met.
     Emits into ``out`` (index k + 1 is e_k), zeroes the consumed masses; returns the last cell consumed."""
     exp, log, floor = math.exp, math.log, math.floor
     m = a.size
     i, left = start, 1.0
     last_hard = start
     while i < m:
-        if left == 1.0 and i > last_hard and not hard[i]:
-            return i - 1  # the vectorised placement takes over at a fresh cell
+        if i > last_hard and not hard[i]:
+            return i - 1  # the vectorised placement takes over (a cell's remainder is a cell of its own)
         if hard[i]:
             last_hard = i
         if not usable[i] or a[i] <= 0.0:
@@ -175,9 +181,6 @@ def _sweep_up(step, a, tb, err, usable, hard, start, out) -> int:
             tb[j] *= 1.0 - t
             err[j] *= 1.0 - t
             i, left = j, 1.0  # the cell's remainder (same ratio) is a cell of its own now
-            if j > last_hard and not hard[j]:
-                # a remainder ends the window only through its own rounding (a fresh boundary next)
-                last_hard = j
     return m - 1
 
 
@@ -223,9 +226,9 @@ def _windows_down(step, a, tb, err, usable, hard, hard_cells, out) -> None:
 
 
 def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
-    """Chords downward from cell ``start`` (module docstring); stops below the last hard cell met where
-    the cell left over and the one below it both have ratios at least their grid points (so the vectorised
-    placement rounds them down, borrowing nothing). Returns the lowest cell consumed (wholly or in part)."""
+    """Chords downward from cell ``start`` (module docstring); stops below the last hard cell met at a smooth
+    cell whose ratio is at least its grid point (the vectorised placement rounds it down, borrowing nothing
+    from above). Returns the lowest cell consumed (wholly or in part)."""
     exp, log, floor = math.exp, math.log, math.floor
     i = start
     last_hard = start
@@ -236,8 +239,8 @@ def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
         if hard[i]:
             last_hard = min(last_hard, i)
         ak, tk, ek = float(a[i]), float(tb[i]), float(err[i])
-        if i < last_hard and not hard[i] and _rounds_down(step, a, tb, err, i) and (i == 0 or _rounds_down(step, a, tb, err, i - 1)):
-            return i + 1  # the vectorised placement takes over with this cell
+        if i < last_hard and not hard[i] and _rounds_down(a, tb, err, i):
+            return i + 1  # the vectorised placement takes over with this cell (it borrows nothing above)
         f = floor(log(ak / tk) / step)
         c = exp(f * step)
         surplus = ak - c * tk - (ek * (1.0 + c) + 4 * _U * (ak + c * tk))  # A - e^{e_G} B, under-estimated
@@ -283,7 +286,7 @@ def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
     return 0
 
 
-def _rounds_down(step, a, tb, err, k) -> bool:
+def _rounds_down(a, tb, err, k) -> bool:
     """Whether cell k's ratio is certainly at least e^{e_k} (the vectorised placement rounds it down)."""
     return bool(a[k] - tb[k] - err[k] >= 0.0)
 
