@@ -31,8 +31,9 @@ The input is the cells (e_k - h/2, e_k + h/2], each merged into one outcome (P-m
     into it while its ratio stays at least e^{e_F}.
 
   A window ends at the first smooth cell past its last hard one (downward: one whose ratio is at least
-  its grid point, so it borrows nothing from the cells consumed above); what is left of a cell split by
-  the last group is a cell of its own there, with the same ratio.
+  its grid point, so it borrows nothing from the cells consumed above, or the cell ``_HANDOVER`` cells
+  down, then rounded a step down); what is left of a cell split by the last group is a cell of its own
+  there, with the same ratio.
 
 Float error: each cell's masses carry absolute bounds; a group is closed only when its P-mass excess
 over e^{e_G} times its Q-mass is non-negative after subtracting every bound, so each emitted atom sits at
@@ -53,6 +54,7 @@ _WINDOW_GAP = 4.0  # a cell above its grid point by more than this times step^2 
 # a cell that must borrow more than this fraction of the cell above starts one: the vectorised placement
 # borrows fractions of whole cells, over-borrowing by about the product of two neighbours' fractions
 _BORROW_LIMIT = 1e-3
+_HANDOVER = 16  # downward windows end at most this many smooth cells past their last hard one
 
 
 def merge_onto_grid(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray, known: np.ndarray) -> np.ndarray:
@@ -239,8 +241,10 @@ def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
         if hard[i]:
             last_hard = min(last_hard, i)
         ak, tk, ek = float(a[i]), float(tb[i]), float(err[i])
-        if i < last_hard and not hard[i] and _rounds_down(a, tb, err, i):
-            return i + 1  # the vectorised placement takes over with this cell (it borrows nothing above)
+        if i < last_hard and not hard[i] and (_rounds_down(a, tb, err, i) or i < last_hard - _HANDOVER):
+            # the vectorised placement takes over with this cell: it borrows nothing above, or (past
+            # _HANDOVER smooth cells) it is rounded a step down there, the one cell that costs
+            return i + 1
         f = floor(log(ak / tk) / step)
         c = exp(f * step)
         surplus = ak - c * tk - (ek * (1.0 + c) + 4 * _U * (ak + c * tk))  # A - e^{e_G} B, under-estimated
