@@ -73,11 +73,16 @@ def merge_onto_grid(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray,
     if hard.any():
         cells = np.flatnonzero(usable)
         upward = a[cells[0]] >= a[cells[-1]]
-        hard_cells = np.flatnonzero(hard)
+        hard_cells = np.flatnonzero(hard).tolist()
+        # the windows walk cell by cell: on Python lists (numpy scalars would allocate at every access)
+        cols = [a.tolist(), tb.tolist(), err.tolist(), usable.tolist(), hard.tolist()]
+        chords = [0.0] * (m + 1)
         if upward:
-            _windows_up(step, a, tb, err, usable, hard, hard_cells, out)
+            _windows_up(step, *cols, (a - tb - err < 0).tolist(), hard_cells, chords)
         else:
-            _windows_down(step, a, tb, err, usable, hard, hard_cells[::-1], out)
+            _windows_down(step, *cols, hard_cells[::-1], chords)
+        a, tb, err = (np.array(col) for col in cols[:3])
+        out += np.array(chords)
     out += _placed(step, a, tb, err)
     return out
 
@@ -106,27 +111,30 @@ def _placed(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray) -> np.n
 def _hard(step: float, a: np.ndarray, tb: np.ndarray, err: np.ndarray, usable: np.ndarray) -> np.ndarray:
     """Cells the vectorised placement would place badly: a merged loss above e_k by more than
     ``_WINDOW_GAP`` step^2 (rounding it down loses more than a chord would), or below e_k with the cell
-    above unable to lift it by lending at most ``_BORROW_LIMIT`` of itself."""
+    above unable to lift it, or only by lending more than ``_BORROW_LIMIT`` of itself. Deviations within
+    the masses' float error (about 2 err / a in loss) do not count: rounding them costs nothing a chord
+    would save."""
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.where(usable, np.log(a / tb), 0.0)
+        noise = np.where(usable, 2.0 * err / a, 0.0)
     excess = a - tb - err
     lender_excess = np.append(a[1:] - tb[1:] * math.exp(-step) - err[1:], 0.0)
     need = excess < 0
     with np.errstate(divide="ignore", invalid="ignore"):
         frac = np.where(need, -excess / lender_excess, np.inf)
-    stuck = need & ~((lender_excess > 0) & (frac <= _BORROW_LIMIT))
+        large = np.where(need, (-excess - 2.0 * err) / lender_excess, 0.0)
+    stuck = need & ~((lender_excess > 0) & (frac <= 1.0))
     # smooth cells exceed e^{e_k} by about (slope of the log-density) h^2 / 12: left to the vectorised
     # placement; a chord pays off from about half the squared gap on, worth a window from a few times that
-    wasteful = ~need & (x > _WINDOW_GAP * step * step)
-    return usable & (stuck | wasteful)
+    wasteful = ~need & (x > _WINDOW_GAP * step * step + noise)
+    return usable & (stuck | wasteful | (need & (large > _BORROW_LIMIT)))
 
 
-def _windows_up(step, a, tb, err, usable, hard, hard_cells, out) -> None:
-    """Upward chord windows from each hard cell not yet consumed; consumed masses are zeroed in a, tb."""
-    excess = a - tb - err
-    need = excess < 0
+def _windows_up(step, a, tb, err, usable, hard, need, hard_cells, out) -> None:
+    """Upward chord windows from each hard cell not yet consumed; consumed masses are zeroed in a, tb
+    (``need``: the cell's ratio is below its grid point)."""
     done_to = -1
-    for h in hard_cells.tolist():
+    for h in hard_cells:
         if h <= done_to or a[h] <= 0:
             continue
         start = h
@@ -140,7 +148,7 @@ def _sweep_up(step, a, tb, err, usable, hard, start, out) -> int:
     """Chords upward from cell ``start``; stops at the first smooth cell past the last hard cell met.
     Emits into ``out`` (index k + 1 is e_k), zeroes the consumed masses; returns the last cell consumed."""
     exp, log, floor = math.exp, math.log, math.floor
-    m = a.size
+    m = len(a)
     i, left = start, 1.0
     last_hard = start
     while i < m:
@@ -192,14 +200,14 @@ def _chord_up(step, a, tb, err, usable, i, target, ak, tk, ek, loss, budget):
     than ``budget`` (P-mass times loss: the merge's Jensen gap sum a_i l_i - A e_target, which only grows
     once the cells merged lie above the target) or needs more than _MAX_CHORD cells."""
     exp, log = math.exp, math.log
-    m = a.size
+    m = len(a)
     g = target * step
     c = exp((target - i) * step)
     mass = ak
     moment = ak * (loss - g)  # sum of P-mass times (loss - e_target) of the merged outcomes
     deficit = c * tk - ak + ek * (1.0 + c) + 4 * _U * (ak + c * tk)  # e^{e_G} B - A, over-estimated
     for j in range(i + 1, min(m, i + 1 + _MAX_CHORD)):
-        aj, tj = float(a[j]), float(tb[j])
+        aj, tj = a[j], tb[j]
         if not usable[j] or aj <= 0.0:
             continue
         c = exp((target - j) * step)
@@ -220,8 +228,8 @@ def _chord_up(step, a, tb, err, usable, i, target, ak, tk, ek, loss, budget):
 
 def _windows_down(step, a, tb, err, usable, hard, hard_cells, out) -> None:
     """Downward chord windows from each hard cell (highest first) not yet consumed."""
-    done_to = a.size
-    for h in hard_cells.tolist():
+    done_to = len(a)
+    for h in hard_cells:
         if h >= done_to or a[h] <= 0:
             continue
         done_to = _sweep_down(step, a, tb, err, usable, hard, h, out)
@@ -240,7 +248,7 @@ def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
             continue
         if hard[i]:
             last_hard = min(last_hard, i)
-        ak, tk, ek = float(a[i]), float(tb[i]), float(err[i])
+        ak, tk, ek = a[i], tb[i], err[i]
         if i < last_hard and not hard[i] and (_rounds_down(a, tb, err, i) or i < last_hard - _HANDOVER):
             # the vectorised placement takes over with this cell: it borrows nothing above, or (past
             # _HANDOVER smooth cells) it is rounded a step down there, the one cell that costs
@@ -258,7 +266,7 @@ def _sweep_down(step, a, tb, err, usable, hard, start, out) -> int:
         j = i - 1
         closed = False
         while j >= max(0, i - _MAX_CHORD):
-            aj, tj = float(a[j]), float(tb[j])
+            aj, tj = a[j], tb[j]
             if not usable[j] or aj <= 0.0:
                 j -= 1
                 continue
@@ -295,12 +303,12 @@ def _rounds_down(a, tb, err, k) -> bool:
     return bool(a[k] - tb[k] - err[k] >= 0.0)
 
 
-def _emit(out: np.ndarray, grid_index: int, mass: float) -> None:
+def _emit(out: list[float], grid_index: int, mass: float) -> None:
     """Add ``mass`` at grid point e_{grid_index} (out index grid_index + 1); below the grid it is dropped
     (dropping P-mass keeps a lower bound), above it (impossible: ratios are bounded by the cells') it
     is rounded down onto the top."""
     index = grid_index + 1
-    if index >= out.size:
+    if index >= len(out):
         out[-1] += mass
     elif index >= 0:
         out[index] += mass
