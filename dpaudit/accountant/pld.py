@@ -14,7 +14,7 @@ Two discretisations are run:
 
 * pessimistic ("connect the dots", Doroshenko et al. 2022): an **upper bound** on delta(eps) and
   eps(delta), which is what :meth:`PLDAccountant.epsilon` and :meth:`PLDAccountant.delta` return;
-* optimistic (losses rounded down): a **lower bound** on the same quantities for the worst-case pairs
+* optimistic (outcomes merged, then placed at or below their merged loss): a **lower bound** on the same quantities for the worst-case pairs
   used here, so that :meth:`PLDAccountant.epsilon_interval` brackets the exact value of the
   composition of those pairs.
 
@@ -112,6 +112,7 @@ INTERVAL_GAP = 0.005
 #: At most this many halvings of the lower end's grid (each doubles its cost).
 MAX_REFINEMENTS = 4
 _MAX_LOWER_CELLS = 2**22
+_MAX_COARSENINGS = 10  # epsilon_interval: the lower end's grid at most 4^10 times coarser than planned
 #: Largest grid (cells) one leaf or a sampled sub-tree's inner composition may need (a float64 array of
 #: 2^25 cells is 256 MB; the FFTs hold a few): beyond it the accountant refuses before allocating.
 MAX_CELLS = 2**25
@@ -279,11 +280,17 @@ class PLDAccountant(AttackRiskReadouts):
     def epsilon_interval(self, target_delta: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact epsilon of the composed worst-case pairs.
 
-        The lower end comes from the optimistic grid; while it trails the upper end by more than
+        The lower end is the epsilon of an optimistic PLD: each leaf's exact pair with outcomes merged (a
+        post-processing) and put on the grid at or below their merged likelihood ratio, so it is less
+        informative than the exact pair, also after composition (rounded down). Where the loss accumulates
+        (Poisson subsampling, at ln(1-q) and -ln(1-q)) cells are merged into groups at exactly a grid ratio
+        (:mod:`.pld_core.merging`), which keeps the error second order in the step. A Poisson-sampled
+        sub-tree's lower pair is the mixture over one record's inclusion of its inner composed optimistic
+        pair (:mod:`.families.sampled_tree`). While the lower end trails the upper end by more than
         :data:`INTERVAL_GAP` its grid is halved (at most :data:`MAX_REFINEMENTS` times, and only while the
-        finer PLDs stay below ``_MAX_LOWER_CELLS`` cells): the optimistic construction loses up to a cell
-        where the loss accumulates (subsampled mechanisms), so long compositions need a finer lower grid.
-        The grid widths used are in :meth:`interval_grids`."""
+        finer PLDs stay below ``_MAX_LOWER_CELLS`` cells); where the planned optimistic grid would be too
+        large it is coarsened (by 4 at a time) until it fits, which still gives a lower bound. The grid
+        widths used are in :meth:`interval_grids`."""
         target_delta = check_delta(target_delta, "target_delta")
         with _bounded_size(self):
             return self._epsilon_interval(target_delta)
@@ -293,9 +300,8 @@ class PLDAccountant(AttackRiskReadouts):
         refinement = 0
         try:
             lower = self._epsilon(target_delta, pessimistic=False)
-        except UnsupportedEventError:  # the optimistic grid would be too large: 0 is the lower end that holds
-            self._last_refinement = 0
-            return 0.0, upper
+        except UnsupportedEventError:  # the optimistic grid would be too large: a coarser one is still a lower bound
+            lower, refinement = self._coarser_lower(target_delta)
         if self._bounded_range() is not None:  # the exact optimum's own bracket: no grid to refine
             self._last_refinement = 0
             return min(lower, upper), upper
@@ -312,6 +318,16 @@ class PLDAccountant(AttackRiskReadouts):
                 break  # lower side, one component only): a finer grid will not close it
         self._last_refinement = refinement
         return min(lower, upper), upper
+
+    def _coarser_lower(self, target_delta: float) -> tuple[float, int]:
+        """(lower end, refinement) on the first optimistic grid 4, 16, ... times coarser than the planned one
+        that fits (refinement -2, -4, ...); (0.0, 0) when none up to 4^10 times coarser does."""
+        for refinement in range(-2, -2 * _MAX_COARSENINGS - 1, -2):
+            try:
+                return self._epsilon(target_delta, pessimistic=False, refinement=refinement), refinement
+            except UnsupportedEventError:
+                continue
+        return 0.0, 0
 
     def interval_grids(self) -> tuple[float, float]:
         """(grid width of the lower end, grid width of the upper end) used by the last

@@ -5,7 +5,8 @@ A sampled sub-tree that is not a single base event (``PoissonSampled(q, Composed
 (:mod:`.event_tree` builds it). Its PLD pair: the inner tree's composed PLD pair, then the pair of the
 sampled mechanism built from it (:mod:`..pld_core.subsampling`); with replacement, the mixture over how
 often the differing record is drawn of the inner tree's group-privacy PLDs (each inner family's
-``group``). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
+``group``). Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
+PLDs over the inner leaves whose worst-case pair one record attains (:func:`_tree_lower`). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
 :class:`~dpaudit.accountant.RDPAccountant`.
 """
 
@@ -21,7 +22,7 @@ from ..leaf import Leaf
 from ..leaf_plds import build_leaf, compose_leaves, merged
 from ..pld_core.base_pairs import symmetrise
 from ..pld_core.grid import GridPLD
-from ..pld_core.subsampling import subsampled_pair
+from ..pld_core.subsampling import subsampled_lower_pair, subsampled_pair
 from ..registry import FAMILIES, Family
 
 __all__ = ["FAMILY"]
@@ -69,33 +70,41 @@ def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridP
 
 
 def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD, GridPLD]:
-    """Lower side of a sampled sub-tree: the sampled mechanism reveals at least what the same sampling of
-    one of its components reveals (dropping the other outputs is a post-processing), so the optimistic
-    PLD of the sampled component with the largest mean loss is a valid lower bound (not a tight one when
-    several components matter; the upper side is the full mixture). A Poisson-sampled component of a
-    Poisson-sampled tree (add/remove) is one Poisson sample at the product of the rates."""
+    """Lower side of a sampled sub-tree (optimistic PLDs of a pair the sampled tree attains).
+
+    Poisson sampling: the mixture over the inclusion of one record of the inner composed pair, (q P +
+    (1-q) Q, Q) and its reverse, built from the inner tree's optimistic PLDs in both directions
+    (:func:`..pld_core.subsampling.subsampled_lower_pair`). Its inner pair is the composition of the
+    worst-case pairs of the inner leaves whose pair one record attains (families with
+    ``sampled_lower_side``: Gaussian and Laplace noise at the sensitivity, randomized response; nested
+    Poisson-sampled sub-trees, recursively); the other inner leaves are dropped (ignoring some outputs is
+    a post-processing). All of them are attained together by the same record, so the mixture is the pair
+    of that record's presence and absence. Under replace-one the record is replaced by one that
+    contributes nothing, which gives the same add/remove pair. Sampling without replacement: the
+    optimistic PLD of the sampled component with the largest mean loss (the other outputs dropped)."""
+    zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
+    if leaf.sampling == "poisson":
+        attained = Counter({sub: count for sub, count in inner.items() if _attained(sub)})
+        if not attained:
+            return zero, zero
+        remove, add = compose_leaves(attained, "add_remove", step, False)
+        return subsampled_lower_pair(remove, add, leaf.q)
     best, best_mean = None, -math.inf
     for sub in inner:
-        if not FAMILIES.of_kind(sub.kind).sampled_lower_side:
+        if not FAMILIES.of_kind(sub.kind).sampled_lower_side or sub.sampling is not None:
             continue
-        if sub.sampling is None:
-            single = Leaf(sub.kind, sub.param, sub.buckets, leaf.sampling, leaf.q, sub.extra)
-        elif sub.sampling == leaf.sampling == "poisson" and relation == "add_remove":
-            # Poisson sampling of a Poisson sample is one Poisson sample at the product of the rates
-            single = Leaf(sub.kind, sub.param, sub.buckets, "poisson", leaf.q * sub.q, sub.extra)
-        else:
-            continue
-        if leaf.sampling == "poisson" and relation == "replace_one" and sub.kind != "gaussian":
-            pair = build_leaf(single, "add_remove", step, False)  # attained, as for single leaves
-        else:
-            pair = build_leaf(single, relation, step, False)
+        pair = build_leaf(Leaf(sub.kind, sub.param, sub.buckets, leaf.sampling, leaf.q, sub.extra), relation, step, False)
         mean = max(float((p.losses * p.pmf).sum()) for p in pair)
         if mean > best_mean:
             best, best_mean = pair, mean
-    if best is None:
-        zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
-        return zero, zero
-    return best
+    return (zero, zero) if best is None else best
+
+
+def _attained(sub: Leaf) -> bool:
+    """Whether an inner leaf's add/remove worst-case pair is attained by one record (see _tree_lower)."""
+    if sub.kind == "tree":
+        return sub.sampling == "poisson"
+    return FAMILIES.of_kind(sub.kind).sampled_lower_side and sub.sampling in (None, "poisson")
 
 
 def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
@@ -108,29 +117,19 @@ def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tup
     if not pessimistic:
         return _tree_lower(inner, leaf, relation, step)
     if leaf.sampling == "poisson" and relation == "add_remove":
-        remove, _ = compose_leaves(inner, "add_remove", step, pessimistic)
-        return (subsampled_pair(remove, q, "remove", pessimistic), subsampled_pair(remove, q, "add", pessimistic))
-    if leaf.sampling == "poisson":  # replace-one
-        if pessimistic:  # joint convexity: a fresh loss-0 outcome w.p. 1-q, the replace-one pair w.p. q
-            remove, add = compose_leaves(inner, "replace_one", step, True)
-            zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, True)
-            one = remove.mixture(zero, q)
-            return one, (one if add is remove else add.mixture(zero, q))
-        if any(sub.sampling == "wor" or sub.sampling == "wr" or sub.kind == "tree" for sub in inner):
-            zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
-            return zero, zero  # no attained pair known: the trivial lower bound
-        # attained: a record replaced by one contributing nothing (the add/remove pair at sensitivity C)
-        remove, _ = compose_leaves(inner, "add_remove", step, False)
-        return (subsampled_pair(remove, q, "remove", False), subsampled_pair(remove, q, "add", False))
+        remove, _ = compose_leaves(inner, "add_remove", step, True)
+        return (subsampled_pair(remove, q, "remove", True), subsampled_pair(remove, q, "add", True))
+    if leaf.sampling == "poisson":  # replace-one; joint convexity: a fresh loss-0 outcome w.p. 1-q, the pair w.p. q
+        remove, add = compose_leaves(inner, "replace_one", step, True)
+        zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, True)
+        one = remove.mixture(zero, q)
+        return one, (one if add is remove else add.mixture(zero, q))
     # without replacement, replace-one (Dong, Roth & Su 2022, Thm 4.2, as for single leaves)
-    remove, add = compose_leaves(inner, "replace_one", step, pessimistic)
-    if add is not remove and pessimistic:
+    remove, add = compose_leaves(inner, "replace_one", step, True)
+    if add is not remove:
         raise UnsupportedEventError("sampling without replacement of a sub-tree whose replace-one pair is not "
                                     "symmetric is not supported")
-    sub = subsampled_pair(remove, q, "remove", pessimistic)
-    if not pessimistic:
-        return sub, sub
-    one = symmetrise(sub)
+    one = symmetrise(subsampled_pair(remove, q, "remove", True))
     return one, one
 
 

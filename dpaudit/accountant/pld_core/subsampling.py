@@ -14,7 +14,7 @@ import numpy as np
 
 from .grid import GridPLD, from_atoms, from_centred_masses
 
-__all__ = ["subsampled_pair"]
+__all__ = ["subsampled_pair", "subsampled_lower_pair"]
 
 _LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (upper side)
 _U = 2.0**-53
@@ -61,6 +61,63 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool)
         pld = from_atoms(inner.step, atoms, atom_masses, inf_mass, True)
         return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, True)
     return _merged_atoms(inner.step, atoms, atom_masses, inf_mass)
+
+
+def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float) -> tuple[GridPLD, GridPLD]:
+    """Optimistic (remove, add) PLDs of the Poisson-subsampled pair from the optimistic PLDs of the inner
+    pair (P, Q) in both directions: "remove" (q P + (1-q) Q, Q) from the inner "remove" PLD, "add"
+    (Q, q P + (1-q) Q) from the inner "add" PLD (losses m = ln dQ/dP under Q: the mixture's loss is
+    -ln(q e^{-m} + 1 - q), and Q-mass where P has none sits at -ln(1-q)).
+
+    Why each stays a lower bound (Blackwell order of measure pairs): an optimistic PLD is obtained from
+    the exact pair by merging outcomes, lowering the first measure and raising the second (rounding a loss
+    down keeps the P-mass and raises the implied Q-mass), and all three commute with composition.
+    "add": merging commutes with the mixture, a raised P only raises the mixture's second measure, and
+    the optimistic PLD lowers Q only by dropping whole outcomes (whose mixture outcomes then carry no
+    first measure and never count). "remove": a raised Q enters the mixture's first measure as
+    (1-q) Q; that is a merge of the mixture's Q-only outcome ((1-q) r, r) into the raised atom as long as
+    the implied Q-masses sum to at most 1, so P-mass is dropped from the lowest losses (where it carries
+    the most Q-mass) until they do, float error included; the rest of Q is the Q-only outcome at loss
+    ln(1-q), understated by the float error (dropping first-measure mass is allowed)."""
+    return _lower_remove(remove, q), _lower_add(add, q)
+
+
+def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
+    keep = inner.pmf > 0
+    l, p = inner.losses[keep], inner.pmf[keep]
+    low = l < _LOW_CUT  # dropped: their mixture atoms sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
+    l, p = l[~low], p[~low]
+    log_1q, log_qq = math.log1p(-q), math.log(q)
+    if l.size == 0:
+        return from_atoms(inner.step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
+    q_mass = p * np.exp(-l)  # l >= _LOW_CUT: no overflow
+    err_q = inner.error * math.exp(-float(l[0])) + 16 * _U * (l.size + 1)  # bound on the error of sum q_mass
+    excess = float(q_mass.sum()) + err_q - 1.0
+    if excess > 0:  # drop P-mass from the lowest losses until the implied Q-masses sum to at most 1
+        cum = np.cumsum(q_mass)
+        cut = int(np.searchsorted(cum, excess))
+        if cut >= q_mass.size:
+            return from_atoms(inner.step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
+        share = min(1.0, (excess - (float(cum[cut - 1]) if cut else 0.0)) / float(q_mass[cut]) * (1 + 16 * _U))
+        p = p.copy()
+        p[cut] *= 1.0 - share
+        p[:cut] = 0.0
+        q_mass = p * np.exp(-l)
+    rest = max(0.0, 1.0 - float(q_mass.sum()) - err_q)
+    psi = np.logaddexp(log_1q, log_qq + l)
+    masses = q * p + (1 - q) * q_mass
+    pld = _merged_atoms(inner.step, np.append(psi, log_1q), np.append(masses, (1 - q) * rest), q * inner.inf_mass)
+    err = inner.error * (q + (1 - q) * math.exp(-float(l[0]))) + 16 * _U * (l.size + 1)
+    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, False)
+
+
+def _lower_add(inner: GridPLD, q: float) -> GridPLD:
+    keep = inner.pmf > 0
+    m, u = inner.losses[keep], inner.pmf[keep]
+    log_1q = math.log1p(-q)
+    atoms = np.append(-np.logaddexp(log_1q, math.log(q) - m), -log_1q)
+    pld = _merged_atoms(inner.step, atoms, np.append(u, inner.inf_mass), 0.0)
+    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + inner.error + 16 * _U * (m.size + 1), False)
 
 
 def _merged_atoms(step: float, losses: np.ndarray, masses: np.ndarray, inf_mass: float) -> GridPLD:
