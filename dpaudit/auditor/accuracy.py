@@ -184,7 +184,8 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
     adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
     result = np.empty(m)
     result[order] = np.minimum(adjusted, 1.0)
-    return [round(float(v), 15) for v in result]
+    # printed at 15 digits, never below the raw p-value (the rounding must not make a test less conservative)
+    return [max(round(float(v), 15), float(raw)) for v, raw in zip(result, p)]
 
 
 def check_accuracies(checks: Sequence[dict[str, Any]], confidence_level: float = 0.95, seed: int = 0) -> list[AccuracyResult]:

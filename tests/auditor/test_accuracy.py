@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.stats import binom
 
 import dpaudit
@@ -106,3 +108,11 @@ def test_missing_theorem_and_bad_error_function():
         dpaudit.check_accuracy(laplace_k, np.zeros(K), beta=BETA, error=max_error)
     with pytest.raises(MechanismError, match="one per output"):
         dpaudit.check_accuracy(laplace_k, np.zeros(K), alpha=ALPHA, beta=BETA, error=lambda d, y: np.zeros(3), samples=1000)
+
+
+@given(st.lists(st.floats(1e-12, 1.0), min_size=1, max_size=8))
+def test_holm_adjusted_p_values_are_never_below_the_raw_ones(p_values):
+    adjusted = holm_adjust(p_values)
+    assert all(p <= a <= 1.0 for p, a in zip(p_values, adjusted))
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    assert all(adjusted[i] <= adjusted[j] for i, j in zip(order, order[1:]))  # monotone in the raw p-values
