@@ -40,7 +40,7 @@ u |log F| / |log F(c') - log F(c)| (F the CDF of M, u the unit round-off), below
 losses are lowered by 1e-8 and the P-masses by 1e-8 relative (smaller P-masses and losses only lower delta,
 also after composition). At little noise the largest summand carries the
 sum and the max pair is the tighter one; otherwise the sum's. Each direction takes whichever of the two
-lower PLDs has the larger epsilon summed over delta in {1e-3, 1e-6, 1e-9}: either is a lower PLD, so the
+lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the
 choice only decides tightness.
 
 Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
@@ -79,7 +79,7 @@ _MAX_SLICES = 1 << 17  # slices of the largest output between its two unbounded 
 _MAX_END = -40.0  # log P-mass of each unbounded end slice of the largest output
 _MAX_LOSS_MARGIN = 1e-8  # the max pair's losses are lowered by this (float error of log-masses)
 _MAX_MASS_SHRINK = 1e-8  # the max pair's P-masses are lowered by this relative amount (their float error)
-_CHOICE_DELTAS = (1e-3, 1e-6, 1e-9)  # the two lower PLDs are compared by their epsilon at these deltas
+_CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # the two lower PLDs are compared by their epsilon at these deltas
 
 
 def _lattice_step(s: float, t: int, k: int) -> float:
@@ -208,10 +208,9 @@ def _max_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> Gri
 
 
 def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
-    """Of two lower PLDs, the one with the larger epsilon summed over _CHOICE_DELTAS."""
-    def score(pld: GridPLD) -> float:
-        return sum(min(pld.epsilon(d), 1e6) for d in _CHOICE_DELTAS)
-    return a if score(a) >= score(b) else b
+    """Of two lower PLDs, the one with the larger epsilon at most of _CHOICE_DELTAS."""
+    wins = sum(a.epsilon(d) >= b.epsilon(d) for d in _CHOICE_DELTAS)
+    return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 
 def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, only: str | None):
