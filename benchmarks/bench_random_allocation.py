@@ -181,7 +181,9 @@ _SMALL_Z_NOTES = [
     "1.0000584e-6 at eps = 6.3936 and 0.9983767e-6 at 6.3943, so the eps it certifies at delta = 1e-6 is about "
     "6.39364, not the reported 6.394294; a threshold scan on a 2.5e-5 grid agrees (1.0000917e-6 and 0.9983958e-6), "
     "and our largest-output pair on a 1e-5 loss grid gives 6.393633. At t = 10^4 the scan gives 1.941655 against "
-    "the reported 1.941661 (ours 1.941635, its loss grid rounding the losses down). So rows where our lower end "
+    "the reported 1.941661 (ours 1.941635, its loss grid rounding the losses down); at z = 0.6 its delta is "
+    "0.99957e-6 at eps = 0.5252 against the reported 0.526139, the scan gives 0.525180 (ours 0.525167). So rows "
+    "where our lower end "
     "is a hair below the package's are expected; the pass column holds our upper end against it.",
     "",
     "Where the width comes from at z = 0.7 (measured 2026-11-25, loss grid 2e-5, remove direction): the lattice's "

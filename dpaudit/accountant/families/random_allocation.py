@@ -36,10 +36,10 @@ slice are functions of the outputs whichever steps hold the record, so by the da
 slices' PLD is dominated by the true one, in every epoch and after any composition (the package's bound takes
 threshold events {M > C} of one epoch; the slices' PLD contains them and composes). Slice masses come from
 log Phi (``scipy.special.log_ndtr``, a few ulps relative): a slice's log-mass has absolute float error about
-u |log F| / |log F(c') - log F(c)| (F the CDF of M, u the unit round-off), below 1e-10 for these slices; the
-losses are lowered by 1e-8 and the P-masses by 1e-8 relative (smaller P-masses and losses only lower delta,
-also after composition). At little noise the largest summand carries the
-sum and the max pair is the tighter one; otherwise the sum's. Each direction takes whichever of the two
+u |log F| / |log F(c') - log F(c)| (F the CDF of M, u the unit round-off), about 1e-10 for these slices by
+that estimate (not a proved bound): the losses are lowered by 1e-8 and the P-masses by 1e-8 relative, a
+hundredfold margin (smaller P-masses and losses only lower delta, also after composition). At little noise
+the largest summand carries the sum and the max pair is the tighter one; otherwise the sum's. Each direction takes whichever of the two
 lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the
 choice only decides tightness.
 
