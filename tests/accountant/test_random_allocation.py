@@ -306,3 +306,14 @@ def test_largest_output_lower_end_is_below_the_two_step_quadrature(z):
     worst = max(family._max_lower_pld(1.0 / z, 2, 1, d, 1e-4).epsilon(delta) for d in ("remove", "add"))
     assert worst <= reference
     assert worst >= 0.9 * reference
+
+
+def test_little_noise_where_the_lattice_bracket_reaches_zero_is_all_at_infinity():
+    """z = 0.1 at two steps: the add direction's lower bracket of the sum is <= 0 on the whole lattice, so the
+    upper side holds all its mass at loss +inf (delta 1 at every eps) and the lower side none; both are PLDs."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    upper = family._bracket_pld(10.0, 2, "add", 1e-3, True)
+    lower = family._bracket_pld(10.0, 2, "add", 1e-3, False)
+    assert upper.inf_mass >= 1.0 - 1e-9 and upper.delta(50.0) >= 1.0 - 1e-9
+    assert lower.delta(0.0) == 0.0

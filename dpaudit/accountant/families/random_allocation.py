@@ -123,6 +123,9 @@ def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: boo
             inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
     else:
         inf_mass = 0.0
+    if not keep.any():  # no finite loss on this side (little noise: the bracket reaches 0 everywhere)
+        return GridPLD(step, 0, np.zeros(1), min(1.0, inf_mass), law.error + (0.0 if pessimistic else failure),
+                       pessimistic)
     losses = np.log(values[keep] / t)
     if not remove:
         losses = -losses
