@@ -186,6 +186,16 @@ _SMALL_Z_NOTES = [
     "where our lower end "
     "is a hair below the package's are expected; the pass column holds our upper end against it.",
     "",
+    "Upper end at z <= 0.3: infinite (z = 0.3 and 0.2 measured; lower ends 11.570434 and 26.353897 against the "
+    "package's finite upper bounds in the table). The shifted summand's lattice is capped at 2^23 cells, and at "
+    "z = 0.3 its mass above the cap (5.45e-7, at loss +inf) plus the FFT round-off bound (6.4e-8) leave no room at "
+    "delta = 1e-6. A coarser lattice for the one shifted summand (its rounding enters Hoeffding's sum once) "
+    "would fix it; not done here. At z = 0.1 (t = 10^4, and already at t = 2) the accountant fails: the add "
+    "direction's lower bracket of the sum is <= 0 on the whole lattice, and the planner "
+    "(`dpaudit/accountant/leaf_plds.py`, `pld_tilted.py`) cannot plan a side with no finite loss (ValueError); "
+    "the family now returns that side as all mass at +inf (upper) or empty (lower), which fixed z = 0.2 (it "
+    "raised the same error), but the planner's handling is left undone. No z = 0.1 row for that reason.",
+    "",
     "Where the width comes from at z = 0.7 (measured 2026-11-25, loss grid 2e-5, remove direction): the lattice's "
     "delta error terms, not its bracket. Its lower end 0.154401 and upper end 0.158641 become 0.155451 and 0.156626 "
     "when the FFT round-off bound (2.87e-8, each end) and the mass moved to the worst end (2.37e-8, upper end) are "
