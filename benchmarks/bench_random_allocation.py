@@ -187,11 +187,13 @@ _SMALL_Z_NOTES = [
     "is a hair below the package's are expected; the pass column holds our upper end against it.",
     "",
     "Upper end at z <= 0.3: infinite (z = 0.3 and 0.2 measured; lower ends 11.570434 and 26.353897 against the "
-    "package's finite upper bounds in the table). The shifted summand's lattice is capped at 2^23 cells, and at "
-    "z = 0.3 its mass above the cap (5.45e-7, at loss +inf) plus the FFT round-off bound (6.4e-8) leave no room at "
-    "delta = 1e-6. A coarser lattice for the one shifted summand (its rounding enters Hoeffding's sum once) "
-    "would fix it; not done here. At z = 0.1 (t = 10^4, and already at t = 2) the accountant fails: the add "
-    "direction's lower bracket of the sum is <= 0 on the whole lattice, and the planner "
+    "package's finite upper bounds in the table). The lattice step is set by the heavy-tailed summand's range "
+    "(h = 351 at z = 0.3), so the Hoeffding half-width of the bracket, c = 1.475e5, exceeds the sum itself (about "
+    "t = 10^4): in the add direction the lower bracket of the sum is <= 0 for 0.99908 of the mass, which the "
+    "upper end counts at loss +inf (the remove direction also has 5.45e-7 of mass above the shifted summand's "
+    "capped lattice). A bracket whose width scales with the sum (e.g. a geometric lattice, or a coarser step "
+    "only for the few largest summands) would fix it; not done here. At z = 0.1 (t = 10^4, and already at "
+    "t = 2) the accountant fails: the add direction's lower bracket is <= 0 on the whole lattice, and the planner "
     "(`dpaudit/accountant/leaf_plds.py`, `pld_tilted.py`) cannot plan a side with no finite loss (ValueError); "
     "the family now returns that side as all mass at +inf (upper) or empty (lower), which fixed z = 0.2 (it "
     "raised the same error), but the planner's handling is left undone. No z = 0.1 row for that reason.",
