@@ -267,3 +267,53 @@ def test_a_capped_lattice_counts_the_mass_above_as_failure():
 
     above = norm.sf((math.log((1001 + 0.5) * h) - s * s / 2) / s)  # P(LN(s^2/2, s^2) > top + h/2)
     assert law.beyond == pytest.approx(above, rel=1e-6) and law.pmf.size <= 1002
+
+
+def _largest_output_threshold_delta(s: float, t: int, eps: float) -> float:
+    """max over thresholds C of P(M > C) - e^eps Q(M > C), M the largest of the t outputs (remove direction;
+    the threshold events of the random-allocation package's lower bound), by plain normal CDFs on a grid."""
+    from scipy.stats import norm
+
+    c = np.linspace(-8.0, 12.0 + s, 200_001)
+    p_tail = 1.0 - norm.cdf(c - s) * norm.cdf(c) ** (t - 1)
+    q_tail = 1.0 - norm.cdf(c) ** t
+    return float(np.max(p_tail - math.exp(eps) * q_tail))
+
+
+def test_largest_output_lower_end_is_between_the_lattice_lower_end_and_the_upper_end():
+    """At little noise the largest-output pair raises the lower end; it stays below the upper end, and its
+    curve contains the package's threshold events."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    s, t, step, delta = 1.5, 3, 1e-3, 1e-6
+    lattice = family._bracket_pld(s, t, "remove", step, False)
+    largest = family._max_lower_pld(s, t, 1, "remove", step)
+    chosen = family._more_revealing(lattice, largest).epsilon(delta)
+    upper = family._bracket_pld(s, t, "remove", step, True).epsilon(delta)
+    assert lattice.epsilon(delta) < largest.epsilon(delta) == chosen <= upper
+    for eps in (0.5, 2.0, 4.0):  # the grid rounds the losses down by at most a step: eps moves by one
+        assert largest.delta(eps - step) >= _largest_output_threshold_delta(s, t, eps) * (1 - 1e-6) - 1e-12
+
+
+@pytest.mark.parametrize("z", [0.5, 1.0])
+def test_largest_output_lower_end_is_below_the_two_step_quadrature(z):
+    """Soundness of the largest-output pair against the independent two-step quadrature (one epoch, both
+    directions), and not far below it."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    delta = 1e-4
+    reference = _two_step_reference(z, delta)
+    worst = max(family._max_lower_pld(1.0 / z, 2, 1, d, 1e-4).epsilon(delta) for d in ("remove", "add"))
+    assert worst <= reference
+    assert worst >= 0.9 * reference
+
+
+def test_little_noise_where_the_lattice_bracket_reaches_zero_is_all_at_infinity():
+    """z = 0.1 at two steps: the add direction's lower bracket of the sum is <= 0 on the whole lattice, so the
+    upper side holds all its mass at loss +inf (delta 1 at every eps) and the lower side none; both are PLDs."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    upper = family._bracket_pld(10.0, 2, "add", 1e-3, True)
+    lower = family._bracket_pld(10.0, 2, "add", 1e-3, False)
+    assert upper.inf_mass >= 1.0 - 1e-9 and upper.delta(50.0) >= 1.0 - 1e-9
+    assert lower.delta(0.0) == 0.0
