@@ -193,10 +193,9 @@ _SMALL_Z_NOTES = [
     "upper end counts at loss +inf (the remove direction also has 5.45e-7 of mass above the shifted summand's "
     "capped lattice). A bracket whose width scales with the sum (e.g. a geometric lattice, or a coarser step "
     "only for the few largest summands) would fix it; not done here. At z = 0.1 (t = 10^4, and already at "
-    "t = 2) the accountant fails: the add direction's lower bracket is <= 0 on the whole lattice, and the planner "
-    "(`dpaudit/accountant/leaf_plds.py`, `pld_tilted.py`) cannot plan a side with no finite loss (ValueError); "
-    "the family now returns that side as all mass at +inf (upper) or empty (lower), which fixed z = 0.2 (it "
-    "raised the same error), but the planner's handling is left undone. No z = 0.1 row for that reason.",
+    "t = 2) the add direction's lower bracket is <= 0 on the whole lattice: the accountant refuses the event "
+    "(UnsupportedEventError naming the sound unamplified alternative, SelfComposed(Gaussian(z), k)); no z = 0.1 "
+    "row for that reason.",
     "",
     "Where the width comes from at z = 0.7 (measured 2026-11-25, loss grid 2e-5, remove direction): the lattice's "
     "delta error terms, not its bracket. Its lower end 0.154401 and upper end 0.158641 become 0.155451 and 0.156626 "

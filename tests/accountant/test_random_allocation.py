@@ -308,12 +308,17 @@ def test_largest_output_lower_end_is_below_the_two_step_quadrature(z):
     assert worst >= 0.9 * reference
 
 
-def test_little_noise_where_the_lattice_bracket_reaches_zero_is_all_at_infinity():
+def test_little_noise_where_the_lattice_bracket_reaches_zero_is_refused_above_and_empty_below():
     """z = 0.1 at two steps: the add direction's lower bracket of the sum is <= 0 on the whole lattice, so the
-    upper side holds all its mass at loss +inf (delta 1 at every eps) and the lower side none; both are PLDs."""
+    upper side has no finite loss (refused, naming the unamplified bound) and the lower side keeps nothing."""
     from dpaudit.accountant.families import random_allocation as family
 
-    upper = family._bracket_pld(10.0, 2, "add", 1e-3, True)
+    with pytest.raises(UnsupportedEventError, match="too small"):
+        family._bracket_pld(10.0, 2, "add", 1e-3, True)
     lower = family._bracket_pld(10.0, 2, "add", 1e-3, False)
-    assert upper.inf_mass >= 1.0 - 1e-9 and upper.delta(50.0) >= 1.0 - 1e-9
     assert lower.delta(0.0) == 0.0
+
+
+def test_noise_too_small_for_the_lattice_is_refused_naming_the_sound_alternative():
+    with pytest.raises(UnsupportedEventError, match="noise_multiplier=0.1.*SelfComposed\\(Gaussian"):
+        PLDAccountant().compose(RandomAllocation(0.1, 10_000)).epsilon(1e-6)

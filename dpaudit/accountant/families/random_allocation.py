@@ -43,6 +43,11 @@ the largest summand carries the sum and the max pair is the tighter one; otherwi
 lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the
 choice only decides tightness.
 
+Little noise: where every outcome of the lattice bracket has an infinite loss on the upper side (z = 0.1),
+the event is refused (UnsupportedEventError) naming the sound bound without amplification: a fixed
+allocation, SelfComposed(Gaussian(z), k) (hockey-stick divergence is jointly convex, so the mixture over
+allocations is no less private than the worst fixed one, in both directions).
+
 Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
 dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy", the group-privacy
 argument of Thm 2.14): T(D, D') >= g(1 - f(alpha)) with f the remove and g the add trade-off curve, computed
@@ -123,7 +128,14 @@ def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: boo
             inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
     else:
         inf_mass = 0.0
-    if not keep.any():  # no finite loss on this side (little noise: the bracket reaches 0 everywhere)
+    if not keep.any() and pessimistic:
+        # no finite loss on this side (little noise: the bracket reaches 0 everywhere): no upper end here
+        raise UnsupportedEventError(
+            f"RandomAllocation(noise_multiplier={1.0 / s:g}, num_steps={t}): the noise is too small for the "
+            "random-allocation analysis (every outcome of the lattice bracket has an infinite loss); a sound upper "
+            "bound without amplification is the fixed allocation: SelfComposed(Gaussian(noise_multiplier), "
+            "num_selected)")
+    if not keep.any():  # the lower end: nothing finite to keep
         return GridPLD(step, 0, np.zeros(1), min(1.0, inf_mass), law.error + (0.0 if pessimistic else failure),
                        pessimistic)
     losses = np.log(values[keep] / t)
