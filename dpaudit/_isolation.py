@@ -159,7 +159,22 @@ def _start_watchdog(read_fd: int) -> None:
         os._exit(0)
 
 
+def _inherited_data() -> int:
+    """Bytes of data (VmData) this process holds right after the fork: what it inherited, not what it ran."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _limit_memory(limit: int | None) -> None:
+    """RLIMIT_DATA at ``limit`` bytes beyond the data inherited from the forking process: a child forked from
+    a large process (a notebook, a test session) must not start above its limit, where every allocation,
+    even a thread's, would fail."""
     if not limit:
         return
     try:
@@ -167,6 +182,7 @@ def _limit_memory(limit: int | None) -> None:
 
         which = getattr(resource, "RLIMIT_DATA", None) or resource.RLIMIT_AS
         _, hard = resource.getrlimit(which)
+        limit += _inherited_data() if which == getattr(resource, "RLIMIT_DATA", None) else 0
         soft = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
         resource.setrlimit(which, (soft, hard))
     except (ImportError, ValueError, OSError):

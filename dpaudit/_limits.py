@@ -1,6 +1,7 @@
 """Resource bounds shared by the command line and the gate: memory per process, time, worker processes.
 
-Defaults (each overridable): ``DEFAULT_MEMORY_LIMIT`` = 2 GiB of data segment per process
+Defaults (each overridable): ``DEFAULT_MEMORY_LIMIT`` = 2 GiB of data segment per process, beyond what a
+forked process inherits
 (``$DPAUDIT_MEMORY_LIMIT``, ``[gate] memory_limit``, an entry's ``memory_limit``, ``check --memory-limit``;
 "none" removes it); ``DEFAULT_ENTRY_TIMEOUT`` = 1800 s per gate entry (``[gate] timeout``, an entry's
 ``timeout``, ``check --timeout``); ``IMPORT_TIMEOUT`` = 300 s to import a user module (``--timeout`` of

@@ -68,7 +68,8 @@ def _sections() -> tuple[Section, ...]:
             "capped, with a note); the numbers do not depend on it"),
         Key("timeout", "float > 0 (seconds)", "no", "1800", "default time limit of every entry (`check --timeout` overrides it)"),
         Key("memory_limit", "size (`\"2GiB\"`, `\"512MB\"`, bytes) or `\"none\"`", "no", "\"2GiB\"",
-            "memory of each process of an entry (the entry and its workers, RLIMIT_DATA); an entry past it is stopped "
+            "memory each process of an entry (the entry and its workers) may allocate beyond what it inherits when "
+            "forked (RLIMIT_DATA); an entry past it is stopped "
             "and reported as ERROR (`check --memory-limit` overrides it)"),
         Key("sequential", "boolean", "no", _gate_default("sequential"),
             "audits certify in looks and stop early on a certified violation or when their budget cannot certify one "

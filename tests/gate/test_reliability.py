@@ -401,3 +401,24 @@ def test_entries_side_by_side_give_the_rows_of_entries_one_by_one(tmp_path, caps
     assert last["violated"] and parallel["budgets"][0]["passed"]
     lines = [line for line in err.splitlines() if line.startswith("[")]
     assert [line.split("]")[0] for line in lines] == [f"[{i}/5" for i in range(1, 6)]  # streamed in the config's order
+
+
+def _start_a_thread() -> str:
+    import threading
+
+    box = []
+    thread = threading.Thread(target=lambda: box.append(bytearray(1 << 20)) or None)
+    thread.start()
+    thread.join()
+    return f"thread ran: {len(box)}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_DATA and /proc are Linux's")
+def test_a_child_forked_from_a_large_process_is_limited_beyond_what_it_inherits():
+    """A gate run from a process already holding more data than the memory limit (a notebook, a test session)
+    must not start its child above the limit, where even a thread's start fails and the entries hang."""
+    from dpaudit._isolation import run_isolated
+
+    held = np.empty(400 * 2**20 // 8)  # 400 MiB of address space, above the 256 MiB limit below
+    assert run_isolated(_start_a_thread, (), timeout=60, memory_limit=256 * 2**20) == "thread ran: 1"
+    del held
