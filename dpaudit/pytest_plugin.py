@@ -268,7 +268,7 @@ class DPAudit:
         by default the engine's) fails the test, and with the white-box preset so does the update-scale check
         (the audit's false-alarm share split evenly between the two). Returns the TrainingAuditResult."""
         __tracebackhide__ = True
-        from .training import PRESETS, audit_opacus
+        from .training import audit_opacus, split_false_alarm
 
         for name in ("confidence_level", "seed"):
             if name in options:
@@ -278,11 +278,10 @@ class DPAudit:
             pytest.fail("dp_audit.training: false_alarm_rate is set by the plugin (--dp-false-alarm-rate), not per call",
                         pytrace=False)
         index, seed = self._next()
-        preset = PRESETS.get(str(options.get("canary", "dirac_gradient")))
-        checks = 2 if preset is not None and preset.white_box else 1
-        share = (1.0 - self.confidence_level) / checks
-        result = audit_opacus(train, dataset=dataset, confidence_level=1.0 - share, seed=seed,
-                              false_alarm_rate=share, **options)
+        confidence, update_rate = split_false_alarm(str(options.get("canary", "dirac_gradient")),
+                                                    1.0 - self.confidence_level)
+        result = audit_opacus(train, dataset=dataset, confidence_level=confidence, seed=seed,
+                              false_alarm_rate=update_rate, **options)
         self.settings.audits_run += 1
         self.results.append(result)
         if result.flagged:

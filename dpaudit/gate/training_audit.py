@@ -99,13 +99,10 @@ def parse_training_audit(path: str, index: int, table: Any, settings: Any) -> Tr
 def run_training_audit(spec: TrainingAuditSpec, alpha: float | None = None) -> dict[str, Any]:
     """Import the stack, train with canaries, audit; ``alpha`` (if given) replaces 1 - confidence_level."""
     from .._loading import load_object
-    from ..training import PRESETS, audit_opacus
+    from ..training import audit_opacus, split_false_alarm
 
     started = time.perf_counter()
-    share = 1.0 - spec.confidence_level if alpha is None else alpha
-    # white-box presets run two checks (the audit and the update-scale check): each gets half the share
-    checks = 2 if PRESETS[spec.canary].white_box else 1
-    confidence = 1.0 - share / checks
+    confidence, update_rate = split_false_alarm(spec.canary, 1.0 - spec.confidence_level if alpha is None else alpha)
     train = load_object(spec.train, "train", spec.base)
     dataset = load_object(spec.dataset, "dataset", spec.base)
     if callable(dataset) and not hasattr(dataset, "__getitem__"):
@@ -116,7 +113,7 @@ def run_training_audit(spec: TrainingAuditSpec, alpha: float | None = None) -> d
         result = audit_opacus(train, dataset=dataset, canary=spec.canary, runs=spec.runs, canaries=spec.canaries,
                               num_classes=spec.num_classes, gradient_norm_factor=spec.gradient_norm_factor,
                               claim=spec.epsilon, delta=spec.delta, confidence_level=confidence, seed=spec.seed,
-                              workers=spec.workers, false_alarm_rate=share / checks)
+                              workers=spec.workers, false_alarm_rate=update_rate)
     opacus = "" if result.epsilon_opacus is None else f"; Opacus reports {result.epsilon_opacus:.4g}"
     scale = result.update_scale
     return {"name": spec.name, "kind": "score_audit", "entry": "training_audit", "passed": not result.flagged,

@@ -32,6 +32,7 @@ _LAZY = {
     "UpdateScaleCheck": "dpaudit.training.update_scale",
     "TrainingAuditResult": "dpaudit.training.audit",
     "perfect_guess_epsilon": "dpaudit.training.audit",
+    "split_false_alarm": "dpaudit.training.audit",
     "PRESETS": "dpaudit.training.canaries",
     "make_canaries": "dpaudit.training.canaries",
     "TrainingTarget": "dpaudit.training.protocol",

@@ -116,6 +116,19 @@ class TrainingAuditResult:
         return "\n".join(lines)
 
 
+def split_false_alarm(canary: str, share: float) -> tuple[float, float]:
+    """(confidence_level, false_alarm_rate) for a training audit whose ``flagged`` must hold a false-alarm
+    ``share``: a white-box preset runs two checks (the audit and the update-scale check), each at half the
+    share; a black-box preset runs the audit alone, at all of it."""
+    from .canaries import PRESETS
+
+    if canary not in PRESETS:
+        raise InvalidArgument("canary", f"canary={canary!r} must be one of {sorted(PRESETS)}")
+    share = check_probability(share, "share", low_open=True, high_open=True)
+    part = share / (2 if PRESETS[canary].white_box else 1)
+    return 1.0 - part, part
+
+
 def perfect_guess_epsilon(canaries: int, delta: float, confidence_level: float) -> float:
     """The largest one-run bound any attack can certify with ``canaries`` canaries at this confidence:
     every canary guessed, every guess right (audit_one_run's grid, same Bonferroni split)."""
