@@ -109,8 +109,14 @@ def risk_detail(check: dict[str, Any]) -> str:
     return f"attack risk {state}: advantage <= {_n(check['advantage_upper'], 4)} vs max {check['max']:g}"
 
 
+def score_state(row: dict[str, Any]) -> str:
+    """The verdict word of a completed score-audit row: a violation, a training stack whose update-scale check
+    alone flagged it, or a pass."""
+    return "VIOLATED" if row.get("violated") else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass")
+
+
 def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
-    state = "VIOLATED" if row.get("violated") else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass")
+    state = score_state(row)
     verdict = (f"{state}: epsilon >= {_n(row.get('epsilon_lower'))} certified with confidence {row.get('confidence_level', 0):.6g} "
                f"(claimed epsilon {_n(row.get('epsilon'))}, delta {row.get('delta', 0):g})")
     details = [f"scores: {row.get('file')} ({row.get('runs')} {'canaries, one run' if row.get('one_run') else 'runs'})"]

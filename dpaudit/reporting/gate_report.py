@@ -14,7 +14,7 @@ from typing import Any
 
 from .._io import report_directory
 from .replay_rows import replay_markdown
-from ._entries import risk_detail
+from ._entries import risk_detail, score_state
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .html_report import render_html
 from .text import file_slug, format_number, markdown_cell, to_json
@@ -113,8 +113,7 @@ def _write(result: Any, out: Path) -> None:
                   "|---|---|---|---|---|---|---|---|"]
         for row in score_rows:
             mode = "one run" if row.get("one_run") else "many runs"
-            verdict_cell = _error_cell(row) if row.get("error") else (
-                "VIOLATED" if row["violated"] else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass"))
+            verdict_cell = _error_cell(row) if row.get("error") else score_state(row)
             lines.append(f"| {_t(row['name'])} | {_t(row['file'])} | {mode} | ({_cell(row['epsilon'])}, {_cell(row['delta'])}) | "
                          f"{_cell(row['epsilon_lower']) if row.get('epsilon_lower') is not None else '-'} | "
                          f"{_cell(row['mu_lower']) if row.get('mu_lower') is not None else '-'} | "
