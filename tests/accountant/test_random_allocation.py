@@ -319,6 +319,34 @@ def test_little_noise_where_the_lattice_bracket_reaches_zero_is_refused_above_an
     assert lower.delta(0.0) == 0.0
 
 
-def test_noise_too_small_for_the_lattice_is_refused_naming_the_sound_alternative():
-    with pytest.raises(UnsupportedEventError, match="noise_multiplier=0.1.*SelfComposed\\(Gaussian"):
-        PLDAccountant().compose(RandomAllocation(0.1, 10_000)).epsilon(1e-6)
+def test_little_noise_takes_the_gaussian_bound_without_amplification_and_the_largest_output_below():
+    """z = 0.1 and 0.3 at 10^4 steps: the lattice bracket is hopeless (its half-width exceeds the sum), so the
+    upper end is the unamplified Gaussian's (a dominating pair by joint convexity) and the lower end the
+    largest-output pair's; both fast, finite, and on the right side of the random-allocation package's bounds."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    assert family._lattice_hopeless(10.0, 10_000) and family._lattice_hopeless(1 / 0.3, 10_000)
+    assert not family._lattice_hopeless(1 / 0.4, 10_000)
+    for z, package_lower, package_upper in ((0.1, None, None), (0.3, 11.571723, 13.409314)):
+        low, high = PLDAccountant().compose(RandomAllocation(z, 10_000)).epsilon_interval(1e-6)
+        gaussian = PLDAccountant().compose(Gaussian(z)).epsilon(1e-6)
+        assert high == pytest.approx(gaussian, rel=1e-6)
+        assert 0 < low <= high < math.inf
+        if package_lower is not None:
+            assert high >= package_lower and low <= package_upper
+
+
+def test_every_step_holding_the_record_is_the_composed_gaussian_exactly():
+    for z, t in ((1.0, 1), (1.0, 5), (0.7, 3)):
+        for relation in ("add_remove", "replace_one"):
+            ours = PLDAccountant(neighbouring=relation).compose(RandomAllocation(z, t, t)).epsilon_interval(1e-6)
+            gaussian = PLDAccountant(neighbouring=relation).compose(SelfComposed(Gaussian(z), t)).epsilon_interval(1e-6)
+            assert ours == pytest.approx(gaussian, rel=1e-9)
+
+
+def test_nearly_every_step_holding_the_record_has_a_finite_interval():
+    """k = t - 1: the sum statistic's two lattices share no point (its lower PLD shows no loss); the largest
+    output gives the lower end, the k-fold 1-of-1 reduction (the Gaussian) the upper."""
+    low, high = PLDAccountant().compose(RandomAllocation(1.0, 50, 49)).epsilon_interval(1e-6)
+    gaussian = PLDAccountant().compose(SelfComposed(Gaussian(1.0), 49)).epsilon(1e-6)
+    assert 0 < low <= high <= gaussian * (1 + 1e-5)  # the Gaussian pair on the loss grid

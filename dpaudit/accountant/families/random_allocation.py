@@ -43,10 +43,18 @@ the largest summand carries the sum and the max pair is the tighter one; otherwi
 lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the
 choice only decides tightness.
 
-Little noise: where every outcome of the lattice bracket has an infinite loss on the upper side (z = 0.1),
-the event is refused (UnsupportedEventError) naming the sound bound without amplification: a fixed
-allocation, SelfComposed(Gaussian(z), k) (hockey-stick divergence is jointly convex, so the mixture over
-allocations is no less private than the worst fixed one, in both directions).
+Every record in every step (k = t, t = 1 included): exactly the t-fold composition of Gaussian(z), the Gaussian
+leaf of mu = sqrt(t) / z (normal form; the Gaussian family interprets it).
+
+The bound without amplification. A fixed allocation of the record to k steps is the k-fold Gaussian, mu =
+sqrt(k) / z, and random allocation is a mixture of fixed allocations with the same law without the record;
+hockey-stick divergence is jointly convex, so in both directions the Gaussian pair of mu dominates the
+allocation's. Each direction's upper end is the lattice's unless this pair has the smaller epsilon at each of
+delta in {1e-5, 1e-6, 1e-7}: both are dominating pairs, so the choice only decides tightness. With little
+noise the lattice is not built at all: where the bracket's Hoeffding half-width reaches the mean of the sum (t)
+its add-direction lower bracket is <= 0 around the mean, so its upper end is infinite or nearly so (z <= 0.35 at
+t = 10^4), and it is also where the lattice is slowest; the Gaussian pair is the upper end there, and the
+largest-output pair alone the lower end.
 
 Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
 dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy", the group-privacy
@@ -68,10 +76,12 @@ from scipy.special import log_ndtr
 
 from ...errors import UnsupportedEventError
 from ...events import RandomAllocation
+from ..curves import gdp_epsilon
 from ..leaf import Leaf
 from ..pld_core.grid import GridPLD, from_atoms
 from ..registry import Family
 from ..pld_core.lattice_sums import FAILURE, LatticeLaw, rounded_sum_law, summand_top
+from . import gaussian
 
 __all__ = ["FAMILY"]
 
@@ -172,6 +182,8 @@ def _statistic_lower_pld(s: float, t: int, k: int, direction: str, step: float) 
     kept = order[above > _DROPPED_TAIL]
     if kept.size == 0:
         kept = order[-1:]
+    if kept.size == 0:  # no outcome of both laws (their lattices are apart): this statistic shows no loss
+        return GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
     cap = float(losses[kept].max())
     error = first.error + math.exp(min(cap, 700.0)) * second_error
     pld = from_atoms(step, losses[kept], masses[kept], 0.0, False)
@@ -228,18 +240,54 @@ def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 
+def _lattice_hopeless(s: float, t: int) -> bool:
+    """Whether the 1-of-t lattice bracket's Hoeffding half-width reaches t, the mean of the sum S (see the
+    docstring): its upper end would be infinite or far above the Gaussian pair's."""
+    h = _lattice_step(s, t, 1)
+    return h * math.sqrt(t * math.log(2.0 / FAILURE) / 2.0) >= t
+
+
+def _unamplified(s: float, k: int, step: float) -> GridPLD:
+    """The upper PLD of k Gaussian steps at mu = sqrt(k) s (symmetric: both directions); see the docstring."""
+    return gaussian.FAMILY.pld_pair(Leaf("gaussian", math.sqrt(k) * s), "add_remove", step, True)[0]
+
+
+def _unamplified_tighter(lattice: GridPLD, s: float, k: int) -> bool:
+    """Whether the Gaussian pair (mu = sqrt(k) s, its epsilon in closed form) has the smaller epsilon than the
+    lattice's upper PLD at every one of _CHOICE_DELTAS (the lattice's delta error terms can make it infinite at
+    the smallest of them while it is far tighter above)."""
+    mu = math.sqrt(k) * s
+    return all(float(gdp_epsilon(mu, d)) < lattice.epsilon(d) for d in _CHOICE_DELTAS)
+
+
+def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
+    """The upper end of one direction: the lattice's, or the Gaussian pair's where that is tighter."""
+    if t // k == 1 or _lattice_hopeless(s, t // k):  # 1 of 1 step is the Gaussian itself
+        return _unamplified(s, k, step)
+    try:
+        lattice = _bracket_pld(s, t // k, direction, step, True)
+    except UnsupportedEventError:  # no finite loss on the lattice's upper side
+        return _unamplified(s, k, step)
+    lattice = lattice if k == 1 else lattice.self_compose(k)
+    return _unamplified(s, k, step) if _unamplified_tighter(lattice, s, k) else lattice
+
+
 def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, only: str | None):
     directions = [d for d in ("remove", "add") if only in (None, d)]
     plds = {}
     for direction in directions:
+        if pessimistic:
+            plds[direction] = _upper_pld(s, t, k, direction, step)
+            continue
+        largest = _max_lower_pld(s, t, k, direction, step)
+        if _lattice_hopeless(s, t):  # the lattice would be slow and show little: the largest output alone
+            plds[direction] = largest
+            continue
         if k == 1:
-            plds[direction] = _bracket_pld(s, t, direction, step, pessimistic)
-        elif pessimistic:
-            plds[direction] = _bracket_pld(s, t // k, direction, step, True).self_compose(k)
+            plds[direction] = _bracket_pld(s, t, direction, step, False)
         else:
             plds[direction] = _statistic_lower_pld(s, t, k, direction, step)
-        if not pessimistic:
-            plds[direction] = _more_revealing(plds[direction], _max_lower_pld(s, t, k, direction, step))
+        plds[direction] = _more_revealing(plds[direction], largest)
     return plds.get("remove"), plds.get("add")
 
 
@@ -282,6 +330,8 @@ def _chain_pld(remove: GridPLD, add: GridPLD, step: float) -> GridPLD:
 
 
 def _normal_form(event: RandomAllocation) -> Leaf:
+    if event.num_selected == event.num_steps:  # every step holds the record: the t-fold Gaussian, exactly
+        return Leaf("gaussian", math.sqrt(event.num_steps) / event.noise_multiplier)
     return Leaf("random_allocation", 1.0 / event.noise_multiplier, data=(event.num_steps, event.num_selected))
 
 
