@@ -103,6 +103,14 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
     curve, add curve, remove inf mass, add inf mass), from the same discretisation (None without ``lams``).
     Of the pessimistic PLD, a dominating pair's, the curves are upper bounds (Chernoff bounds from them hold)."""
     step = 2e-3
+    # a leaf whose losses span more than _WIDE (little noise) starts at its own scale, measured on a coarse grid
+    # first: one build at 2e-3 would hold up to ~10^9 cells. (A coarse grid widens a span by a few of its cells,
+    # more for a composed sub-tree, so only spans far beyond the usual trigger it.)
+    with np.errstate(all="ignore"):  # a span estimate: the coarse grid's edge cases (0/0 far out) are moot
+        probe = build_leaf(leaf, relation, _PROBE_STEP, pessimistic)
+    wide = max(_span(probe[0]), _span(probe[1]))
+    if wide > _WIDE:
+        step = wide / 1500.0
     for _ in range(6):
         remove, add = build_leaf(leaf, relation, step, pessimistic)
         span = max(_span(remove), _span(add))
@@ -114,6 +122,10 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
     for pld in (remove, add):
         l, p = pld.losses, pld.pmf
         total = p.sum()
+        if total <= 0:  # every loss at +inf (little noise): no finite part to summarise
+            means.append(0.0)
+            variances.append(0.0)
+            continue
         mean = float((l * p).sum() / total)
         means.append(mean)
         variances.append(float(((l - mean) ** 2 * p).sum() / total))
@@ -126,6 +138,10 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
     return max(means), max(variances), span, curves
 
 
+_PROBE_STEP = 64.0  # loss step of the coarse build measuring a leaf's span
+_WIDE = 4096.0  # a probed span beyond this sets the first step (2 * 10^6 cells at 2e-3)
+
+
 def log_mgf_curve(pld: GridPLD, lams: np.ndarray, cells: int = 2048) -> np.ndarray:
     """ln M(lam) = ln sum_i p_i e^{lam l_i} of a grid PLD's finite part at each lam, with the masses pooled
     into at most ``cells`` blocks at each block's top loss (an over-estimate, also of the float error: the
@@ -135,6 +151,8 @@ def log_mgf_curve(pld: GridPLD, lams: np.ndarray, cells: int = 2048) -> np.ndarr
     pmf = np.append(pld.pmf, np.zeros(pad)).reshape(-1, block).sum(axis=1)
     losses = (pld.offset + block - 1 + block * np.arange(pmf.size)) * pld.step
     keep = pmf > 0
+    if not keep.any():  # no finite loss: M(lam) of the finite part is 0
+        return np.full(np.shape(lams), -np.inf)
     log_p, losses = np.log(pmf[keep]), losses[keep]
     exponents = log_p[None, :] + lams[:, None] * losses[None, :]
     top = exponents.max(axis=1)

@@ -66,6 +66,9 @@ class TiltedPLD:
         with np.errstate(divide="ignore"):
             log_w = np.log(pld.pmf) + lam * losses
         top = float(np.max(log_w))
+        if not math.isfinite(top):  # no finite loss (every loss at +inf): M(lam) of the finite part is 0
+            inf_mass = pld.inf_mass if lower else min(1.0, pld.inf_mass + _LEAF_FLOOR)
+            return cls(pld.step, lam, pld.offset, np.ones(1), -math.inf, 0.0, inf_mass, lower)
         weights = np.exp(log_w - top)
         total = float(weights.sum())
         log_mgf = top + math.log(total)

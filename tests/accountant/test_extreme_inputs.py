@@ -13,8 +13,10 @@ from dpaudit.accountant import PLDAccountant, RDPAccountant, epsilon_upper, gdp_
 from dpaudit.accountant.pld import MAX_CELLS
 from dpaudit.errors import UnsupportedEventError
 from dpaudit.events import (
+    BandMF,
     Composed,
     Gaussian,
+    MixtureOfGaussians,
     Laplace,
     PoissonSampled,
     SampledWithReplacement,
@@ -62,6 +64,22 @@ def test_losses_beyond_the_float_range_are_refused_with_our_error():
 def test_a_too_fine_fixed_grid_is_refused_naming_the_argument(event):
     with pytest.raises(UnsupportedEventError, match="discretisation_interval"):
         PLDAccountant(discretisation_interval=1e-12).compose(event).epsilon(1e-5)
+
+
+def test_little_noise_on_a_wide_leaf_is_planned_at_its_own_scale():
+    """A mixture of Gaussians at noise 1e-3 spans ~2 * 10^6 in loss: the first build is at its scale, not at a
+    step of 2e-3 (10^9 cells). Its value is the Gaussian's at the largest sensitivity or below."""
+    acct = PLDAccountant().compose(MixtureOfGaussians(1e-3, [0, 1, 2], [0.2, 0.3, 0.5]))
+    lower, upper = acct.epsilon_interval(1e-6)
+    assert 0 < lower <= upper <= gdp_epsilon(2000.0, 1e-6) * (1 + 1e-3)
+
+
+def test_a_leaf_with_no_finite_loss_is_infinite_not_a_raw_error():
+    """Banded MF at noise 1e-3, sampled: every loss of its pessimistic PLD is +inf; the PLD answers infinity
+    (sound) and the tightest bound comes from RDP."""
+    event = BandMF(1e-3, 4, 100, 0.1)
+    assert PLDAccountant().compose(event).epsilon(1e-6) == math.inf
+    assert math.isfinite(epsilon_upper(event, 1e-6).epsilon)
 
 
 def test_sampling_with_replacement_of_a_billion_draws_is_refused():
