@@ -13,8 +13,9 @@ budget could certify.
 candidates (an interval that beats the best half-line by less than WIDE_MARGIN of its standard error gives
 way to it, :func:`prefer_wide`), the fitted companions of a best learned score, the best half-line beside a
 best atom set, and every exact-atom candidate the mechanism's support oracle proves impossible under the
-other input (epsilon = inf), and the best value class (NaN, inf, -0) seen under one input only. Every event
-returned enters the Bonferroni split (``audit.py``).
+other input (epsilon = inf), and the best value class (NaN, inf, -0) seen under one input only. A pooled pair
+(the best half-line of each direction certified as one event, ``regions.region_candidates``) is certified only
+when it is ranked above every single event. Every event returned enters the Bonferroni split (``audit.py``).
 """
 
 from __future__ import annotations
