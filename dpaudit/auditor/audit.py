@@ -403,7 +403,8 @@ def audit(
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
-        ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1])
+        ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1],
+                                        pooled=any(isinstance(c.witness, PooledPair) for c in chosen))
         method = (f"selection {n_select}" + (f" (+ {n_stream} streamed for tail half-lines)" if n_stream else "")
                   + (f" (the search stopped for futility at its pilot of {pilot} rows)" if pilot_stop else "")
                   + f" + certification {n_certify} per input; "

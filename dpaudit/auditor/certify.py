@@ -91,7 +91,9 @@ def pooled_epsilon_lower_bound(forward_counts: tuple[int, int], backward_counts:
     return pooled_bound(count_p, count_q, 2 * n_d, delta, alpha)
 
 
-def certification_ceiling(n: int, delta: float, alpha: float) -> float:
+def certification_ceiling(n: int, delta: float, alpha: float, pooled: bool = False) -> float:
     """The largest bound n certification samples per input could give: an event seen in all n samples
-    under one input and in none under the other."""
+    under one input and in none under the other (``pooled``: a pooled pair, each part so, on 2 n trials)."""
+    if pooled:
+        return pooled_bound(2 * n, 0, 2 * n, delta, alpha)[0]
     return epsilon_lower_bound(n, n, 0, n, delta, alpha)[0]

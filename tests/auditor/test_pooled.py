@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom
 
 import dpaudit
-from dpaudit.auditor.certify import epsilon_lower_bound, pooled_bound, pooled_epsilon_lower_bound
+from dpaudit.auditor.certify import certification_ceiling, epsilon_lower_bound, pooled_bound, pooled_epsilon_lower_bound
 from dpaudit.auditor.looks import plan_looks
 from dpaudit.auditor.sequential import Tally, certify_in_looks
 from dpaudit.auditor.witness import Column, PooledPair, ScoreRegion, witness_from_dict
@@ -101,6 +101,12 @@ def test_pooled_bound_is_the_doubled_sample_clopper_pearson_bound_at_real_counts
     assert pooled[0] > single
 
 
+def test_the_ceiling_of_a_pooled_pair_is_what_its_counts_could_certify():
+    n, alpha = 10_000, 0.0125
+    best = pooled_epsilon_lower_bound((n, 0), (0, n), n, n, 0.0, alpha)[0]
+    assert certification_ceiling(n, 0.0, alpha, pooled=True) == best > certification_ceiling(n, 0.0, alpha)
+
+
 # ---------------------------------------------------------------------------------------------- validity
 def test_simulated_tight_pairs_are_flagged_at_most_at_the_stated_rate():
     """Both events at the claim exactly, their probabilities twice apart: a pooled bound above eps is a false alarm;
@@ -185,6 +191,7 @@ def test_a_pooled_witness_is_recertified_from_its_dict_on_every_backend():
                           sequential=False, witness=serial.witness, direction=serial.direction)
     assert again.direction == "both, pooled" and again.event == serial.event and again.certified_events == 1
     assert again.certification_samples == 2 * 200_000
+    assert serial.epsilon_lower <= serial.ceiling
     data = serial.to_dict()
     assert data["direction"] == "both, pooled" and data["witness"]["kind"] == "pooled"
     assert 0.0 < data["epsilon_estimate"] < 0.02  # counts out of 2 n

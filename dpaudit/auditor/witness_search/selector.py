@@ -145,14 +145,15 @@ def select_for_certification(candidates, count: int, provable=None, selection=No
             add(Candidate(top.witness, not top.forward, top.predicted, outlook=top.outlook), extra=True)
         elif top.companion is not None:  # a pooled pair whose sign the selection left open: its mirror
             add(Candidate(top.companion, True, top.predicted, outlook=top.outlook), extra=True)
-    if chosen and chosen[0].companion is not None and not is_pooled(chosen[0].witness):  # fitted half-lines
-        # (regions.held_out_regions)
+    if chosen and chosen[0].companion is not None and not is_pooled(chosen[0].witness):  # fitted half-lines beside the
+        # best (regions.held_out_regions)
         top, extra = chosen[0].predicted, 0
         for candidate in candidates:
             if extra == MAX_COMPANIONS or candidate.predicted < COMPANION_SHARE * top:
                 break
-            if candidate.companion is not None and add(Candidate(candidate.companion, candidate.forward, candidate.predicted),
-                                                       extra=True):
+            if candidate.companion is None or is_pooled(candidate.witness):  # a pooled pair's companion: its mirror
+                continue
+            if add(Candidate(candidate.companion, candidate.forward, candidate.predicted), extra=True):
                 extra += 1
     if chosen and is_atom_family(chosen[0].witness):
         top = chosen[0].predicted
