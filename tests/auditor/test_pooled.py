@@ -160,11 +160,6 @@ def test_the_2x_twin_is_caught_by_the_pooled_median_half_lines():
     assert not known.violated
 
 
-def test_the_2x_twin_is_caught_in_looks():
-    twice = dpaudit.audit(m.DiscreteLaplace(0.004), [0.0], [2.0], epsilon=0.004, samples=1_000_000, seed=51, workers=1)
-    assert twice.violated and twice.direction == "both, pooled"
-
-
 def test_the_selector_certifies_a_pooled_pair_only_above_every_single_event():
     below, above = ScoreRegion(Column(0, 1), -math.inf, 0.0), ScoreRegion(Column(0, 1), 2.0, math.inf)
     pair = Candidate(PooledPair(below, above), True, 0.4)
@@ -179,7 +174,7 @@ def test_the_selector_certifies_a_pooled_pair_only_above_every_single_event():
 
 
 # ---------------------------------------------------------------------------------------------- results
-def test_a_pooled_witness_is_recertified_from_its_dict_on_every_backend():
+def test_pooled_pairs_are_identical_on_every_backend_caught_in_looks_and_recertified_from_their_dict():
     serial = dpaudit.audit(m.DiscreteLaplace(0.004), [0.0], [2.0], epsilon=0.004, samples=1_000_000, seed=50, workers=1,
                            sequential=False)
     assert serial.direction == "both, pooled"
@@ -187,6 +182,11 @@ def test_a_pooled_witness_is_recertified_from_its_dict_on_every_backend():
                               sequential=False)
     assert (processes.epsilon_lower, processes.count_p, processes.count_q, processes.event) == \
            (serial.epsilon_lower, serial.count_p, serial.count_q, serial.event)
+    looks = [dpaudit.audit(m.DiscreteLaplace(0.004), [0.0], [2.0], epsilon=0.004, samples=1_000_000, seed=51, workers=w)
+             for w in (1, 2)]
+    assert looks[0].direction == "both, pooled" and looks[0].violated
+    assert (looks[0].epsilon_lower, looks[0].samples_used, looks[0].event) == \
+           (looks[1].epsilon_lower, looks[1].samples_used, looks[1].event)
     again = dpaudit.audit(m.DiscreteLaplace(0.004), [0.0], [2.0], epsilon=0.004, samples=200_000, seed=1, workers=1,
                           sequential=False, witness=serial.witness, direction=serial.direction)
     assert again.direction == "both, pooled" and again.event == serial.event and again.certified_events == 1
