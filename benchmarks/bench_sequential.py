@@ -416,15 +416,16 @@ HEADINGS = {"buggy": "## Catalog buggy entries", "correct": "## Correct mechanis
             "gate": "## `dpaudit check"}
 
 
-def merge_sections(old: str, fresh: dict[str, list[str]], note: str) -> str:
-    """The report ``old`` with the sections in ``fresh`` (name -> lines) replaced and ``note`` after its header."""
+def merge_sections(old: str, fresh: dict[str, list[str]], note: str, headings: dict[str, str] = HEADINGS) -> str:
+    """The report ``old`` with the sections in ``fresh`` (name -> lines, each section found by the start of its
+    heading in ``headings``) replaced and ``note`` after its header."""
     blocks: list[list[str]] = [[]]
     for line in old.rstrip("\n").split("\n"):
         if line.startswith("## ") or line.startswith("Total "):
             blocks.append([])
         blocks[-1].append(line)
     for name, lines in fresh.items():
-        index = next((i for i, block in enumerate(blocks) if block[0].startswith(HEADINGS[name])), None)
+        index = next((i for i, block in enumerate(blocks) if block[0].startswith(headings[name])), None)
         if index is None:
             blocks.insert(len(blocks) - 1 if blocks[-1][0].startswith("Total ") else len(blocks), lines)
         else:
