@@ -36,7 +36,8 @@ __all__ = ["Tally", "tallies", "LookBound", "SequentialCertification", "certify_
 @dataclass(frozen=True)
 class Tally:
     """The counted witnesses one certified event reads: ``forward``, the column of an event likelier under d (P is
-    under d), and/or ``backward``, the column of an event likelier under d_prime; both: a pooled pair."""
+    under d), and/or ``backward``, the column of an event likelier under d_prime; both: a pooled pair (every look
+    counts both inputs on the same n samples, the equal n a pooled pair needs)."""
 
     forward: int | None = None
     backward: int | None = None
