@@ -26,7 +26,7 @@ from .._validation import check_choice, check_flag, check_delta, check_epsilon, 
 from ..errors import InvalidArgument, InvalidArgumentType, MechanismError
 from .certify import certification_ceiling, side_alpha
 from .looks import FINAL_SHARE, plan_looks
-from .sequential import certify_in_looks
+from .sequential import Tally, certify_in_looks
 from .result import AuditDetails, AuditResult
 from .selection_looks import pilot_futile, pilot_rows
 from .threads import one_numeric_thread
@@ -44,7 +44,7 @@ from .sampling import (
     probe_randomness,
 )
 from .outcomes import shape_outcome
-from .witness import PatternSet, Witness, witness_from_dict
+from .witness import PatternSet, PooledPair, Witness, witness_from_dict
 from .witness_search.candidate import Candidate
 from .witness_search.family_learned import BOOSTING_MISSING, boosting_available
 from .witness_search.family_tails import TailTask, stream_size
@@ -192,6 +192,7 @@ def _select(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
 
 
 DIRECTIONS = ("d -> d_prime", "d_prime -> d")
+POOLED = "both, pooled"  # the direction of a pooled pair (witness.PooledPair): both directions certified as one
 
 
 def _check_witness(witness: Witness | dict | None, direction: str | None) -> Witness | None:
@@ -204,9 +205,34 @@ def _check_witness(witness: Witness | dict | None, direction: str | None) -> Wit
             raise InvalidArgument("witness", f"witness is not a valid event description ({exc})") from exc
     elif not isinstance(witness, Witness):
         raise InvalidArgumentType("witness", f"witness={witness!r} must be a Witness or its to_dict() form")
-    if direction is not None:
+    if isinstance(witness, PooledPair):
+        if direction not in (None, POOLED):
+            raise InvalidArgument("direction", f"direction={direction!r}: a pooled pair holds both directions; pass "
+                                               f"None or {POOLED!r}")
+    elif direction is not None:
         check_choice(direction, "direction", DIRECTIONS)
     return witness
+
+
+def _tallies(chosen: Sequence[Candidate]) -> tuple[tuple[Witness, ...], list[Tally]]:
+    """The witnesses to count (a pooled pair's two parts each) and how each chosen event reads them."""
+    witnesses: list[Witness] = []
+    events: list[Tally] = []
+    for candidate in chosen:
+        column = len(witnesses)
+        if isinstance(candidate.witness, PooledPair):
+            witnesses += candidate.witness.parts
+            events.append(Tally(forward=column, backward=column + 1))
+        else:
+            witnesses.append(candidate.witness)
+            events.append(Tally(forward=column) if candidate.forward else Tally(backward=column))
+    return tuple(witnesses), events
+
+
+def _direction(candidate: Candidate) -> str:
+    if isinstance(candidate.witness, PooledPair):
+        return POOLED
+    return DIRECTIONS[0] if candidate.forward else DIRECTIONS[1]
 
 
 @dataclass(frozen=True)
@@ -287,7 +313,8 @@ def audit(
         certified_events: how many of the best events are certified (the confidence is split).
         witness: certify this event (a witness or its ``to_dict()``) instead of searching one; all
             samples are then certification samples. ``direction`` picks "d -> d_prime" or
-            "d_prime -> d" (default: both, with the confidence split).
+            "d_prime -> d" (default: both, with the confidence split); a pooled pair (``witness.PooledPair``)
+            holds both directions in one event (direction None or "both, pooled").
         workers: worker processes (default: all cores; 1 = in this process).
         scheduler: run the blocks on a Dask cluster: its address ("tcp://host:8786") or a
             ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
@@ -340,7 +367,10 @@ def audit(
     pilot_stop = False  # whether the witness search stopped at its pilot (futility)
     with backend:
         if witness is not None:
-            directions = [direction == DIRECTIONS[0]] if direction is not None else [True, False]
+            if isinstance(witness, PooledPair):  # both directions in one event
+                directions = [True]
+            else:
+                directions = [direction == DIRECTIONS[0]] if direction is not None else [True, False]
             chosen = candidates = [Candidate(witness, forward, math.nan) for forward in directions]
             width = None
             a, b = draw.selection(tuple(block_sizes(min(DETAIL_ROWS, samples)))) if keep_details else (None, None)
@@ -373,7 +403,8 @@ def audit(
                                               lambda c: _support_restricted(mechanism, d_prime if c.forward else d, c),
                                               selection=(a, b))
         alpha = side_alpha(confidence_level, max(1, len(chosen)))
-        ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1])
+        ceiling = certification_ceiling(n_certify, delta, alpha * plan.shares[-1],
+                                        pooled=any(isinstance(c.witness, PooledPair) for c in chosen))
         method = (f"selection {n_select}" + (f" (+ {n_stream} streamed for tail half-lines)" if n_stream else "")
                   + (f" (the search stopped for futility at its pilot of {pilot} rows)" if pilot_stop else "")
                   + f" + certification {n_certify} per input; "
@@ -390,26 +421,27 @@ def audit(
             return count_q == 0 and p_low > delta and _impossible_under(mechanism, d_prime if candidate.forward else d,
                                                                          candidate.witness)
 
-        witnesses = tuple(c.witness for c in chosen)
+        witnesses, events = _tallies(chosen)
         outcome = certify_in_looks(plan, lambda blocks: draw.certification(certify_sizes, witnesses, width, blocks),
-                                   [c.forward for c in chosen], delta, alpha, epsilon, proof)
+                                   events, delta, alpha, epsilon, proof)
 
     best = outcome.best
     bound, p_low, q_high, count_p, count_q, index, proven = (best.bound, best.p_lower, best.q_upper, best.count_p,
                                                              best.count_q, best.index, best.proven)
     candidate = chosen[index]
     details = None
+    trials = events[index].trials(best.n)  # behind count_p and count_q: n per input, 2 n for a pooled pair
     if keep_details:
-        per_block_d, per_block_dp = outcome.per_block_d, outcome.per_block_dp
-        numerator, denominator = (per_block_d, per_block_dp) if candidate.forward else (per_block_dp, per_block_d)
         drawn = plan.ends[best.look]  # the blocks behind the reported bound
+        per_block = [events[index].counts(row_d, row_dp) for row_d, row_dp in zip(outcome.per_block_d[:drawn],
+                                                                                   outcome.per_block_dp[:drawn])]
         details = AuditDetails(
             witness=candidate.witness,
             sample_d=None if a is None else a[:DETAIL_ROWS],
             sample_d_prime=None if b is None else b[:DETAIL_ROWS],
-            block_sizes=np.asarray(certify_sizes[:drawn]),
-            block_counts_p=numerator[:drawn, index],
-            block_counts_q=denominator[:drawn, index],
+            block_sizes=np.asarray(certify_sizes[:drawn]) * (trials // best.n),
+            block_counts_p=np.array([p for p, _ in per_block], dtype=np.int64),
+            block_counts_q=np.array([q for _, q in per_block], dtype=np.int64),
             alpha=best.alpha,
         )
     return AuditResult(
@@ -418,12 +450,12 @@ def audit(
         delta=delta,
         violated=bound > epsilon,
         event=candidate.witness.describe(),
-        direction=DIRECTIONS[0] if candidate.forward else DIRECTIONS[1],
+        direction=_direction(candidate),
         count_p=count_p,
         count_q=count_q,
         samples=samples,
         selection_samples=n_select + n_stream,
-        certification_samples=best.n,
+        certification_samples=trials,
         p_lower=p_low,
         q_upper=q_high,
         ceiling=ceiling,
@@ -433,7 +465,7 @@ def audit(
         one_sided_support=count_q == 0 and count_p > 0,
         method=method,
         seconds=time.perf_counter() - started,
-        candidates=tuple({"event": c.witness.describe(), "direction": DIRECTIONS[0] if c.forward else DIRECTIONS[1],
+        candidates=tuple({"event": c.witness.describe(), "direction": _direction(c),
                           "predicted_bound": c.predicted} for c in candidates[:5]),
         witness=candidate.witness.to_dict(),
         details=details,

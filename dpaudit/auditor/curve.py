@@ -61,7 +61,7 @@ from .sampling import (
     draw_block,
     probe_outcomes,
 )
-from .witness import PatternSet, ScoreRegion, Witness, witness_from_dict
+from .witness import PatternSet, PooledPair, ScoreRegion, Witness, witness_from_dict
 from .witness_search.atom_sets import find_atoms, pattern_counts
 from .witness_search.linear_scores import score_projections
 from .witness_search.prediction import conservative_upper
@@ -482,6 +482,9 @@ def _parse_witness(witness: Any, direction: str | None) -> list[tuple[Witness, b
     elif not isinstance(witness, Witness):
         raise InvalidArgumentType("witness", f"witness={witness!r} must be a Witness, its to_dict() form, or a curve "
                                              "result's .witness")
+    if isinstance(witness, PooledPair):
+        raise InvalidArgument("witness", "witness is a pooled pair (two events, both directions): it certifies a point "
+                                         "bound (dpaudit.audit); a curve audit certifies one event per direction")
     if direction is not None:
         check_choice(direction, "direction", DIRECTIONS)
         return [(witness, direction == DIRECTIONS[0])]

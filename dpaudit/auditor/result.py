@@ -22,7 +22,7 @@ class AuditDetails:
     witness: Witness
     sample_d: np.ndarray | None
     sample_d_prime: np.ndarray | None
-    block_sizes: np.ndarray
+    block_sizes: np.ndarray  # trials behind each block's counts: samples per input (both inputs' for a pooled pair)
     block_counts_p: np.ndarray
     block_counts_q: np.ndarray
     alpha: float
@@ -43,12 +43,13 @@ class AuditResult:
     delta: float
     violated: bool
     event: str
-    direction: str  # "d -> d_prime": P[S | d] <= e^eps P[S | d_prime] + delta is the violated inequality
-    count_p: int  # certification samples in the event under the numerator input
-    count_q: int
+    direction: str  # "d -> d_prime": P[S | d] <= e^eps P[S | d_prime] + delta is the violated inequality;
+    # "both, pooled": a pooled pair E (d -> d_prime) with E' (d_prime -> d), certified as one (certify.py)
+    count_p: int  # certification samples in the event under the numerator input (a pooled pair: count_d(E) + count_d'(E'))
+    count_q: int  # ... under the denominator input (a pooled pair: count_d'(E) + count_d(E'))
     samples: int  # per input, selection + certification
     selection_samples: int
-    certification_samples: int
+    certification_samples: int  # trials behind count_p and count_q: per input, or 2 n (both inputs) for a pooled pair
     p_lower: float
     q_upper: float
     ceiling: float
@@ -71,6 +72,12 @@ class AuditResult:
     def __post_init__(self) -> None:
         if self.samples_used is None:
             object.__setattr__(self, "samples_used", self.samples)
+
+    @property
+    def certification_per_input(self) -> int:
+        """Certification samples per input behind the counts: ``certification_samples``, halved for a pooled pair
+        (direction "both, pooled"), whose counts are out of both inputs' samples."""
+        return self.certification_samples // 2 if self.direction == "both, pooled" else self.certification_samples
 
     @property
     def epsilon_estimate(self) -> float:

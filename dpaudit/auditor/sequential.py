@@ -11,6 +11,10 @@ the stopping rule). The certification stops
   in its favour (``looks.forecast_counts``: under the current trend, probability <= 10%);
 * at the **budget**: the last look.
 
+Each certified event reads the counted witnesses through a :class:`Tally`: one event in one direction, or a
+pooled pair (an event likelier under d with one likelier under d_prime, their counts pooled over both inputs:
+``certify.pooled_bound``).
+
 A fixed-budget audit is the plan with one look (``plan_looks(..., sequential=False)``): the same blocks, the
 same error, the same bound as before looks existed.
 """
@@ -23,10 +27,48 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .certify import epsilon_lower_bound
+from .certify import epsilon_lower_bound, pooled_bound
 from .looks import FUTILITY_FROM, LookPlan, forecast_counts
 
-__all__ = ["LookBound", "SequentialCertification", "certify_in_looks", "best_bound"]
+__all__ = ["Tally", "tallies", "LookBound", "SequentialCertification", "certify_in_looks", "best_bound"]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The counted witnesses one certified event reads: ``forward``, the column of an event likelier under d (P is
+    under d), and/or ``backward``, the column of an event likelier under d_prime; both: a pooled pair (every look
+    counts both inputs on the same n samples, the equal n a pooled pair needs)."""
+
+    forward: int | None = None
+    backward: int | None = None
+
+    @property
+    def pooled(self) -> bool:
+        return self.forward is not None and self.backward is not None
+
+    def counts(self, counts_d: np.ndarray, counts_dp: np.ndarray) -> tuple[int, int]:
+        """(count_p, count_q): the numerator's and the denominator's counts, summed over both parts of a pair."""
+        count_p = count_q = 0
+        if self.forward is not None:
+            count_p, count_q = count_p + int(counts_d[self.forward]), count_q + int(counts_dp[self.forward])
+        if self.backward is not None:
+            count_p, count_q = count_p + int(counts_dp[self.backward]), count_q + int(counts_d[self.backward])
+        return count_p, count_q
+
+    def trials(self, n: int) -> int:
+        """Trials behind the counts at ``n`` samples per input: n, or 2 n for a pooled pair."""
+        return 2 * n if self.pooled else n
+
+    def bound(self, count_p: int, count_q: int, n: int, delta: float, alpha: float) -> tuple[float, float, float]:
+        """(epsilon_lower, p_lower, q_upper) from the counts at ``n`` samples per input."""
+        if self.pooled:
+            return pooled_bound(count_p, count_q, 2 * n, delta, alpha)
+        return epsilon_lower_bound(count_p, n, count_q, n, delta, alpha)
+
+
+def tallies(events: Sequence[Tally | bool]) -> list[Tally]:
+    """Tallies of certified events given as tallies or as directions (``forward[i]``: event i's column, P under d)."""
+    return [e if isinstance(e, Tally) else (Tally(forward=i) if e else Tally(backward=i)) for i, e in enumerate(events)]
 
 
 @dataclass(frozen=True)
@@ -43,6 +85,7 @@ class LookBound:
     look: int
     n: int  # certification samples per input behind the counts
     alpha: float  # the error of each one-sided bound at this look
+    pooled: bool = False  # a pooled pair: the counts are out of 2 n (both inputs)
 
 
 @dataclass(frozen=True)
@@ -57,45 +100,46 @@ class SequentialCertification:
     n_used: int  # certification samples drawn per input
 
 
-def best_bound(forward: Sequence[bool], counts_d: np.ndarray, counts_dp: np.ndarray, n: int, delta: float, alpha: float,
-               proof: Callable[[int, int, float], bool], look: int = 0) -> LookBound:
-    """The best bound over the certified events (``forward[i]``: P is under d) from their counts at one look;
+def best_bound(events: Sequence[Tally | bool], counts_d: np.ndarray, counts_dp: np.ndarray, n: int, delta: float,
+               alpha: float, proof: Callable[[int, int, float], bool], look: int = 0) -> LookBound:
+    """The best bound over the certified events (:func:`tallies`) from their counts at one look;
     ``proof(index, count_q, p_lower)`` says whether the exact support oracle proves epsilon = inf."""
     best = None
-    for index, is_forward in enumerate(forward):
-        count_p, count_q = (counts_d[index], counts_dp[index]) if is_forward else (counts_dp[index], counts_d[index])
-        bound, p_low, q_high = epsilon_lower_bound(int(count_p), n, int(count_q), n, delta, alpha)
-        proven = proof(index, int(count_q), p_low)
+    for index, tally in enumerate(tallies(events)):
+        count_p, count_q = tally.counts(counts_d, counts_dp)
+        bound, p_low, q_high = tally.bound(count_p, count_q, n, delta, alpha)
+        proven = proof(index, count_q, p_low)
         if proven:
             bound = math.inf
         if best is None or bound > best.bound:
-            best = LookBound(bound, p_low, q_high, int(count_p), int(count_q), index, proven, look, n, alpha)
+            best = LookBound(bound, p_low, q_high, count_p, count_q, index, proven, look, n, alpha, tally.pooled)
     assert best is not None
     return best
 
 
-def _futile(forward: Sequence[bool], counts_d: np.ndarray, counts_dp: np.ndarray, n: int, total: int, delta: float,
+def _futile(events: Sequence[Tally], counts_d: np.ndarray, counts_dp: np.ndarray, n: int, total: int, delta: float,
             alpha_final: float, epsilon: float) -> bool:
     """No event certifies more than ``epsilon`` at the last look (``total`` samples, error ``alpha_final``) with its
     final counts forecast in its favour: the numerator's up, the denominator's down."""
-    for index, is_forward in enumerate(forward):
-        count_p, count_q = (counts_d[index], counts_dp[index]) if is_forward else (counts_dp[index], counts_d[index])
-        final_p = int(forecast_counts(count_p, n, total, "up"))
-        final_q = int(forecast_counts(count_q, n, total, "down"))
-        if epsilon_lower_bound(final_p, total, final_q, total, delta, alpha_final)[0] > epsilon:
+    for tally in events:
+        count_p, count_q = tally.counts(counts_d, counts_dp)
+        final_p = int(forecast_counts(count_p, tally.trials(n), tally.trials(total), "up"))
+        final_q = int(forecast_counts(count_q, tally.trials(n), tally.trials(total), "down"))
+        if tally.bound(final_p, final_q, total, delta, alpha_final)[0] > epsilon:
             return False
     return True
 
 
-def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, np.ndarray]], forward: Sequence[bool],
-                     delta: float, alpha: float, epsilon: float, proof: Callable[[int, int, float], bool]
-                     ) -> SequentialCertification:
-    """Run the looks of ``plan``: ``draw(blocks)`` returns the per-block counts (blocks x events) under d and
-    under d_prime of those certification blocks; ``alpha`` is the error of each one-sided bound at a fixed
-    budget, spent over the looks by ``plan.shares``."""
+def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, np.ndarray]],
+                     events: Sequence[Tally | bool], delta: float, alpha: float, epsilon: float,
+                     proof: Callable[[int, int, float], bool]) -> SequentialCertification:
+    """Run the looks of ``plan``: ``draw(blocks)`` returns the per-block counts (blocks x witnesses) under d and
+    under d_prime of those certification blocks; ``events`` (:func:`tallies`) say how each certified event reads
+    them; ``alpha`` is the error of each one-sided bound at a fixed budget, spent over the looks by ``plan.shares``."""
+    events = tallies(events)
     blocks_d: list[np.ndarray] = []
     blocks_dp: list[np.ndarray] = []
-    width = len(forward)
+    width = 1 + max(max(i for i in (t.forward, t.backward) if i is not None) for t in events)
     totals_d, totals_dp = np.zeros(width, dtype=np.int64), np.zeros(width, dtype=np.int64)
     best: LookBound | None = None
     stopped, last = "budget", len(plan.looks) - 1
@@ -106,7 +150,7 @@ def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, n
         totals_d = totals_d + under_d.sum(axis=0)
         totals_dp = totals_dp + under_dp.sum(axis=0)
         n = plan.looks[look]
-        found = best_bound(forward, totals_d, totals_dp, n, delta, alpha * plan.shares[look], proof, look)
+        found = best_bound(events, totals_d, totals_dp, n, delta, alpha * plan.shares[look], proof, look)
         if best is None or found.bound > best.bound:
             best = found
         if look == last:
@@ -114,7 +158,7 @@ def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, n
         if best.bound > epsilon:
             stopped = "violation"
             break
-        if n >= FUTILITY_FROM * plan.looks[-1] and _futile(forward, totals_d, totals_dp, n, plan.looks[-1], delta, alpha * plan.shares[-1], epsilon):
+        if n >= FUTILITY_FROM * plan.looks[-1] and _futile(events, totals_d, totals_dp, n, plan.looks[-1], delta, alpha * plan.shares[-1], epsilon):
             stopped = "futility"
             break
     assert best is not None

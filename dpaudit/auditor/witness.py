@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = [
     "Witness", "ColumnAtoms", "pattern_keys", "PatternSet", "Projection", "Column", "Linear", "ScoreRegion", "Union",
-    "witness_from_dict",
+    "PooledPair", "witness_from_dict",
 ]
 
 
@@ -234,6 +234,31 @@ class Union(Witness):
         return {"kind": "union", "parts": [part.to_dict() for part in self.parts]}
 
 
+@dataclass(frozen=True)
+class PooledPair(Witness):
+    """Two events certified as one, in both directions at once: ``forward`` is likelier under d, ``backward``
+    under d_prime; their counts are pooled over both inputs (``certify.pooled_epsilon_lower_bound``).
+
+    It is not one set of outputs: it is counted part by part (``parts``), never through ``indicator``."""
+
+    forward: Witness
+    backward: Witness
+
+    @property
+    def parts(self) -> tuple[Witness, Witness]:
+        """(forward, backward): the events counted under each input."""
+        return self.forward, self.backward
+
+    def indicator(self, outputs: np.ndarray) -> np.ndarray:
+        raise TypeError("a pooled pair is counted part by part (its parts: forward, backward), not as one event")
+
+    def describe(self) -> str:
+        return (f"{self.forward.describe()} [d -> d_prime] pooled with {self.backward.describe()} [d_prime -> d]")
+
+    def to_dict(self) -> dict:
+        return {"kind": "pooled", "forward": self.forward.to_dict(), "backward": self.backward.to_dict()}
+
+
 def _projection_from_dict(data: dict) -> Projection:
     if data["kind"] == "column":
         return Column(int(data["index"]), int(data["width"]))
@@ -258,6 +283,8 @@ def witness_from_dict(data: dict) -> Witness:
         return ScoreRegion(_projection_from_dict(data["projection"]), float(data["low"]), float(data["high"]))
     if kind == "union":
         return Union(tuple(witness_from_dict(part) for part in data["parts"]))
+    if kind == "pooled":
+        return PooledPair(witness_from_dict(data["forward"]), witness_from_dict(data["backward"]))
     if kind in ("derived_patterns", "intersection"):
         return _structural_witness_from_dict(data)
     raise ValueError(f"not a witness event description: {data!r}")

@@ -54,7 +54,9 @@ def _audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
     else:
         details = [f"witness event: {row['event']} [{row.get('direction', '-')}]",
                    f"counts: {row.get('count_p')} (numerator) and {row.get('count_q')} (denominator) of "
-                   f"{row.get('certification_samples')} certification samples per input; ceiling {_n(row.get('ceiling'), 3)}"]
+                   f"{row.get('certification_samples')} certification samples "
+                   f"{'of both inputs (a pooled pair)' if row.get('direction') == 'both, pooled' else 'per input'}; "
+                   f"ceiling {_n(row.get('ceiling'), 3)}"]
     if row.get("samples_used") is not None:
         details.append(f"samples used: {row['samples_used']} of {row.get('samples')} per input ({row.get('looks')} look(s), "
                        f"stopped: {row.get('stopped')})")

@@ -41,14 +41,16 @@ def plot_audit_outputs(result: Any, path: Path, title: str) -> Path | None:
     Scalar scores (a coordinate or a learned score) are drawn as histograms with the witness region
     shaded; atom patterns as bars of the most frequent outcomes, witness outcomes highlighted.
     """
-    from ..auditor.witness import PatternSet, ScoreRegion, Union
+    from ..auditor.witness import PatternSet, PooledPair, ScoreRegion, Union
 
     details = getattr(result, "details", None)
     if details is None or details.sample_d is None:
         return None
-    witness = details.witness
+    witness, pooled_with = details.witness, None
     if isinstance(witness, Union):
         witness = witness.parts[0]
+    if isinstance(witness, PooledPair):  # its event likelier under d, shaded with the one likelier under d_prime
+        witness, pooled_with = witness.forward, witness.backward
     figure, axis = plt.subplots(figsize=(7, 3.6))
     if isinstance(witness, ScoreRegion):
         score_d = witness.projection.score(details.sample_d)
@@ -61,7 +63,11 @@ def plot_audit_outputs(result: Any, path: Path, title: str) -> Path | None:
         bins = np.linspace(low, high, 80)
         axis.hist(score_d[np.isfinite(score_d)], bins=bins, density=True, histtype="step", linewidth=1.5, color=_D_COLOUR, label="on d")
         axis.hist(score_dp[np.isfinite(score_dp)], bins=bins, density=True, histtype="step", linewidth=1.5, color=_DP_COLOUR, label="on d_prime")
-        axis.axvspan(max(witness.low, low), min(witness.high, high), color=_WITNESS_COLOUR, alpha=0.2, label="witness event")
+        axis.axvspan(max(witness.low, low), min(witness.high, high), color=_WITNESS_COLOUR, alpha=0.2,
+                     label="witness event" if pooled_with is None else "witness event (d -> d_prime)")
+        if isinstance(pooled_with, ScoreRegion) and pooled_with.projection.describe() == witness.projection.describe():
+            axis.axvspan(max(pooled_with.low, low), min(pooled_with.high, high), color=_WITNESS_COLOUR, alpha=0.45,
+                         fill=False, hatch="//", label="pooled with (d_prime -> d)")
         axis.set_xlabel(witness.projection.describe())
         axis.set_ylabel("density")
     elif isinstance(witness, PatternSet):
@@ -122,7 +128,8 @@ def plot_bound_curve(result: Any, path: Path, title: str) -> Path | None:
     else:
         axis.annotate(f"{reported:.4g}", xy=(n[-1], bounds[-1]), xytext=(4, 4), textcoords="offset points", fontsize=8)
     axis.set_xscale("log")
-    axis.set_xlabel("certification samples per input")
+    pooled = getattr(result, "direction", None) == "both, pooled"  # counts out of both inputs' samples
+    axis.set_xlabel("certification samples of both inputs (a pooled pair)" if pooled else "certification samples per input")
     axis.set_ylabel("epsilon")
     axis.set_title(_plain(title), fontsize=10)
     axis.legend(fontsize=8)

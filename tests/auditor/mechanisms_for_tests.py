@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -61,3 +63,14 @@ def strings(data, size, rng):
 
 def width_depends_on_data(data, size, rng):
     return np.zeros((size, len(data)))
+
+
+class DiscreteLaplace:
+    """x + G1 - G2, P[k] proportional to e^(-noise_epsilon |k - x|): noise_epsilon * |x - x'|-DP (picklable)."""
+
+    def __init__(self, noise_epsilon: float) -> None:
+        self.noise_epsilon = noise_epsilon
+
+    def __call__(self, data, size, rng):
+        p = 1.0 - math.exp(-self.noise_epsilon)
+        return data[0] + rng.geometric(p, size) - rng.geometric(p, size)

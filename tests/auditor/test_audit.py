@@ -29,7 +29,7 @@ def test_result_reports_counts_event_seed_ceiling_and_json():
     for key in ("epsilon_lower", "violated", "event", "samples", "confidence_level", "seed", "ceiling", "count_p", "count_q"):
         assert key in data
     assert data["bound"] == "lower"
-    assert result.samples == 100_000 and result.selection_samples + result.certification_samples == result.samples_used
+    assert result.samples == 100_000 and result.selection_samples + result.certification_per_input == result.samples_used
     assert result.samples_used <= 100_000 and result.stopped in ("violation", "futility", "budget")
     assert result.ceiling > 5 and result.epsilon_lower <= result.ceiling
     assert "y" in result.event

@@ -46,7 +46,7 @@ def test_a_mechanism_far_below_its_claim_is_certified_from_the_pilot_reproducibl
     assert "at its pilot of 2500 rows" in first.method and not first.violated
     assert 0.0 < first.epsilon_lower <= 0.25
     assert first.selection_samples == 20_000  # the whole batch was drawn: it counts as used
-    assert first.samples_used == first.selection_samples + first.certification_samples
+    assert first.samples_used == first.selection_samples + first.certification_per_input
     assert (first.epsilon_lower, first.event, first.count_p, first.count_q) == (again.epsilon_lower, again.event, again.count_p,
                                                                                again.count_q)
 

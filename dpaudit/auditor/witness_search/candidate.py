@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..witness import Column, DerivedPatternSet, PatternSet, ScoreRegion, Witness
+from ..witness import Column, DerivedPatternSet, PatternSet, PooledPair, ScoreRegion, Witness
 
-__all__ = ["Candidate", "is_half_line", "is_score_half_line", "is_interval", "is_atom_family"]
+__all__ = ["Candidate", "rank_key", "is_half_line", "is_score_half_line", "is_interval", "is_atom_family", "is_pooled"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,21 @@ class Candidate:
     error: float = 0.0
     outlook: float = -math.inf
     one_sided: bool = False
+
+
+def rank_key(candidate: Candidate) -> tuple[int, float, float]:
+    """Sort key (largest first): candidates predicted to certify a positive bound by their prediction; below them,
+    those predicted to certify nothing by their ``outlook`` (predicted with less shrinkage, when known), then their
+    prediction. Among predictions <= 0 the largest belongs to events holding almost every output (their Wilson
+    shrinkage is the smallest), which certify 0; the outlook ranks what certification could resolve."""
+    if candidate.predicted > 0:
+        return (1, candidate.predicted, 0.0)
+    return (0, candidate.outlook, candidate.predicted)
+
+
+def is_pooled(witness: Witness) -> bool:
+    """A pooled pair: an event of each direction certified as one (``witness.PooledPair``)."""
+    return isinstance(witness, PooledPair)
 
 
 def is_half_line(witness: Witness) -> bool:

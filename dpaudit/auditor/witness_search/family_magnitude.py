@@ -13,10 +13,11 @@ half-lines ranked on the same selection batch), kept for the benchmark that comp
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from ..witness import Column, ColumnAtoms, PatternSet
+from ..witness import Column, ColumnAtoms, PatternSet, PooledPair, Witness
 from .atom_sets import atom_count, find_atoms, pattern_counts
 from .batch import SelectionBatch
 from .candidate import Candidate, is_half_line
@@ -48,22 +49,30 @@ class Magnitude:
             if learned is not None:
                 found += held_out_regions(learned, batch.build, batch.held, batch.held_out)
         for projection in projections:  # chosen and predicted on the whole batch
-            regions = region_candidates(projection, a, b, batch.whole_batch, tails=batch.delta > 0)
+            regions = region_candidates(projection, a, b, batch.whole_batch, tails=batch.delta > 0, pool=True)
             found += [_as_outcomes(c, atoms) for c in regions] if discrete else regions
         return found
 
 
 def _as_outcomes(candidate: Candidate, atoms: ColumnAtoms) -> Candidate:
     """A half-line of a scalar output whose selection values are all atoms, stated as the set of atoms it
-    contains (the same event on every value seen; a discrete event reads as a set of outcomes)."""
+    contains (the same event on every value seen; a discrete event reads as a set of outcomes); a pooled pair of
+    half-lines, part by part."""
     witness = candidate.witness
+    if isinstance(witness, PooledPair):
+        parts = [_outcomes(part, atoms) for part in witness.parts]
+        return replace(candidate, witness=PooledPair(*parts))
+    outcomes = _outcomes(witness, atoms)
+    return candidate if outcomes is witness else Candidate(outcomes, candidate.forward, candidate.predicted)
+
+
+def _outcomes(witness: Witness, atoms: ColumnAtoms) -> Witness:
+    """A half-line as the set of the atoms it contains (itself when it contains none, or is no half-line)."""
     if not is_half_line(witness):
-        return candidate
+        return witness
     values = atoms.values[0]
     inside = np.flatnonzero((values >= witness.low) & (values <= witness.high))
-    if inside.size == 0:
-        return candidate
-    return Candidate(PatternSet(atoms, inside.astype(np.int32)[:, None]), candidate.forward, candidate.predicted)
+    return witness if inside.size == 0 else PatternSet(atoms, inside.astype(np.int32)[:, None])
 
 
 def _best_prefix(count_a: np.ndarray, count_b: np.ndarray, context: WholeBatchPrediction) -> tuple[int, float, np.ndarray]:

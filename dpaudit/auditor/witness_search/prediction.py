@@ -120,6 +120,11 @@ class WholeBatchPrediction:
     def __call__(self, count_p, count_q, build_p=None, build_q=None, zero_min: int = 10) -> np.ndarray:
         return self.predict(count_p, count_q)
 
+    def pooled(self) -> WholeBatchPrediction:
+        """The prediction of a pooled pair's counts (``certify.pooled_bound``): each pooled count is out of twice the
+        selection rows and will be out of twice the certification samples."""
+        return WholeBatchPrediction(2 * self.n_select, 2 * self.n_certify, self.z_certify, self.delta)
+
 
 class HeldOutPrediction:
     """Held-out prediction for one audit (:func:`held_out_predicted`)."""

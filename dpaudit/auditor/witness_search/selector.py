@@ -13,8 +13,9 @@ budget could certify.
 candidates (an interval that beats the best half-line by less than WIDE_MARGIN of its standard error gives
 way to it, :func:`prefer_wide`), the fitted companions of a best learned score, the best half-line beside a
 best atom set, and every exact-atom candidate the mechanism's support oracle proves impossible under the
-other input (epsilon = inf), and the best value class (NaN, inf, -0) seen under one input only. Every event
-returned enters the Bonferroni split (``audit.py``).
+other input (epsilon = inf), and the best value class (NaN, inf, -0) seen under one input only. A pooled pair
+(the best half-line of each direction certified as one event, ``regions.region_candidates``) is certified only
+when it is ranked above every single event. Every event returned enters the Bonferroni split (``audit.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 from ..witness import PatternSet
 from . import registry
 from .batch import SelectionBatch, WitnessFamily
-from .candidate import Candidate, is_atom_family, is_half_line, is_interval, is_score_half_line
+from .candidate import Candidate, is_atom_family, is_half_line, is_interval, is_pooled, is_score_half_line, rank_key
 from .prediction import held_out_predicted
 
 __all__ = ["search_witnesses", "search_batch", "rank_key", "select_for_certification", "prefer_wide", "restrict_to_impossible",
@@ -63,16 +64,6 @@ def search_batch(batch: SelectionBatch, families: Sequence[WitnessFamily] | None
     return sorted(candidates, key=rank_key, reverse=True)
 
 
-def rank_key(candidate: Candidate) -> tuple[int, float, float]:
-    """Sort key (largest first): candidates predicted to certify a positive bound by their prediction; below them,
-    those predicted to certify nothing by their ``outlook`` (predicted with less shrinkage, when known), then their
-    prediction. Among predictions <= 0 the largest belongs to events holding almost every output (their Wilson
-    shrinkage is the smallest), which certify 0; the outlook ranks what certification could resolve."""
-    if candidate.predicted > 0:
-        return (1, candidate.predicted, 0.0)
-    return (0, candidate.outlook, candidate.predicted)
-
-
 def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify: float, delta: float,
                      rng: np.random.Generator, streamed: tuple[Any, Any] | None = None,
                      families: Sequence[WitnessFamily] | None = None) -> list[Candidate]:
@@ -82,7 +73,8 @@ def search_witnesses(a: np.ndarray, b: np.ndarray, *, n_certify: int, z_certify:
 
 
 def prefer_wide(candidates: list[Candidate]) -> list[Candidate]:
-    """The candidates (best first) with the best half-line moved first when the best candidate is an interval
+    """The candidates (best first) with the best half-line (or pooled pair of half-lines, ranked above its parts
+    when predicted better) moved first when the best candidate is an interval
     predicted less than WIDE_MARGIN standard errors (its ``error``) above it. An interval is the best of
     ~5,000 chosen and predicted on the same rows, so its prediction is biased up; within noise, the
     half-line is the wider event, certified with more hits. Discrete Laplace at epsilon 0.05 (12 seeds):
@@ -93,7 +85,7 @@ def prefer_wide(candidates: list[Candidate]) -> list[Candidate]:
         return list(candidates)
     top = candidates[0]
     for index, candidate in enumerate(candidates):
-        if is_score_half_line(candidate.witness):
+        if is_score_half_line(candidate.witness) or is_pooled(candidate.witness):  # a pooled pair of half-lines
             if max(candidate.predicted, candidate.outlook) >= top.predicted - WIDE_MARGIN * top.error:
                 return [candidate] + candidates[:index] + candidates[index + 1:]
             break
@@ -112,7 +104,10 @@ def select_for_certification(candidates, count: int, provable=None, selection=No
     class (``Candidate.one_sided``: NaN, inf or -0 seen under one input only) when none is chosen; when the best
     is a median half-line predicted to certify nothing (``regions.region_candidates``), also its other direction
     (the selection noise may hide the sign of the leak: discrete Laplace at epsilon 0.01 with 10^5 selection rows
-    chose the wrong one in 1 of 10 seeds). ``selection``
+    chose the wrong one in 1 of 10 seeds). A pooled pair (``regions.region_candidates``: the best half-line of
+    each direction, certified together) is certified only when it is the best candidate, and then stands for both
+    directions (with its mirror, the other sign, when the selection left the sign open: ``regions.SIGN_Z``).
+    ``selection``
     (the selection outputs a, b) drops an extra event equal to a chosen one on those outputs. Every event
     returned enters the confidence split."""
     chosen: list[Candidate] = []
@@ -122,7 +117,8 @@ def select_for_certification(candidates, count: int, provable=None, selection=No
     def mark(candidate: Candidate):
         if selection is None:
             return None
-        return (candidate.forward,) + tuple(np.packbits(candidate.witness.indicator(side)).tobytes() for side in selection)
+        parts = candidate.witness.parts if is_pooled(candidate.witness) else (candidate.witness,)
+        return (candidate.forward,) + tuple(np.packbits(part.indicator(side)).tobytes() for part in parts for side in selection)
 
     def add(candidate: Candidate, extra: bool = False) -> bool:
         key = (candidate.witness.describe(), candidate.forward)
@@ -140,20 +136,28 @@ def select_for_certification(candidates, count: int, provable=None, selection=No
     for candidate in prefer_wide(candidates):
         if len(chosen) == count:
             break
+        if chosen and is_pooled(candidate.witness):  # a pooled pair only when it is predicted above every single event
+            continue
         add(candidate)
     if chosen and chosen[0].predicted <= 0 and math.isfinite(chosen[0].outlook):  # the median half-line: both directions
-        add(Candidate(chosen[0].witness, not chosen[0].forward, chosen[0].predicted, outlook=chosen[0].outlook), extra=True)
-    if chosen and chosen[0].companion is not None:  # the best comes with fitted half-lines (regions.held_out_regions)
+        top = chosen[0]
+        if not is_pooled(top.witness):
+            add(Candidate(top.witness, not top.forward, top.predicted, outlook=top.outlook), extra=True)
+        elif top.companion is not None:  # a pooled pair whose sign the selection left open: its mirror
+            add(Candidate(top.companion, True, top.predicted, outlook=top.outlook), extra=True)
+    if chosen and chosen[0].companion is not None and not is_pooled(chosen[0].witness):  # fitted half-lines beside the
+        # best (regions.held_out_regions)
         top, extra = chosen[0].predicted, 0
         for candidate in candidates:
             if extra == MAX_COMPANIONS or candidate.predicted < COMPANION_SHARE * top:
                 break
-            if candidate.companion is not None and add(Candidate(candidate.companion, candidate.forward, candidate.predicted),
-                                                       extra=True):
+            if candidate.companion is None or is_pooled(candidate.witness):  # a pooled pair's companion: its mirror
+                continue
+            if add(Candidate(candidate.companion, candidate.forward, candidate.predicted), extra=True):
                 extra += 1
     if chosen and is_atom_family(chosen[0].witness):
         top = chosen[0].predicted
-        for wanted in (is_half_line, lambda w: not is_atom_family(w) and not is_half_line(w)):
+        for wanted in (is_half_line, lambda w: not is_atom_family(w) and not is_half_line(w) and not is_pooled(w)):
             if any(wanted(c.witness) for c in chosen):
                 continue
             for candidate in candidates:
