@@ -423,7 +423,7 @@ def audit(
 
         witnesses, events = _tallies(chosen)
         outcome = certify_in_looks(plan, lambda blocks: draw.certification(certify_sizes, witnesses, width, blocks),
-                                   events, delta, alpha, epsilon, proof)
+                                   events, delta, alpha, epsilon, proof, settled=pilot_stop)
 
     best = outcome.best
     bound, p_low, q_high, count_p, count_q, index, proven = (best.bound, best.p_lower, best.q_upper, best.count_p,
