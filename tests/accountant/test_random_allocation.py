@@ -260,6 +260,65 @@ def test_lattice_law_keeps_its_mass_and_its_mean(s, base, shifted, side):
     assert law.spread >= h * math.sqrt((base + shifted) * math.log(2 / FAILURE) / 2)
 
 
+def _law_like_integers(rng: np.random.Generator, cells: int) -> np.ndarray:
+    """Integer masses shaped like a lattice law: a peak of 40 cells near 2^20 and a long tail below 1000."""
+    ints = rng.integers(0, 1000, cells)
+    ints[100:140] = rng.integers(1 << 19, 1 << 20, 40)
+    return ints
+
+
+def test_fft_round_off_bounds_hold_against_an_exact_convolution():
+    """Integer masses scaled by 2^-20 convolve exactly in int64 (every sum below 2^53, so exact in float64 too):
+    both precisions' declared l1 bounds cover their distance from the exact result, and float64's distance is
+    larger than the extended-precision bound, so a law computed without its round-off bound would be off by
+    more than it declares."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    rng = np.random.default_rng(3)
+    ints_a, ints_b = _law_like_integers(rng, 6000), _law_like_integers(rng, 6000)
+    exact = np.convolve(ints_a, ints_b)
+    assert int(exact.max()) < 2**53
+    scale = 2.0**-20
+    reference = exact.astype(np.longdouble) * np.longdouble(scale * scale)
+    distance, bound = {}, {}
+    for precision, weight in (("float64", 0.0), ("extended", math.inf)):
+        out, bound[precision] = lattice_sums._product(ints_a * scale, ints_b * scale, weight)
+        distance[precision] = float(np.abs(out.astype(np.longdouble) - reference).sum())
+        assert distance[precision] <= bound[precision]
+    assert bound["extended"] < distance["float64"]
+
+
+def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_law(monkeypatch):
+    """The same law with every convolution in float64 and with every one in extended precision: same cells,
+    and apart by at most the two declared round-off bounds; the extended one declares far less."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    s = 1.0
+    h = lattice_sums.summand_top(s, shifted=False) / 3000
+    laws = {}
+    for precision, budget in (("float64", math.inf), ("extended", 0.0)):
+        monkeypatch.setattr(lattice_sums, "_ROUNDOFF_BUDGET", budget)
+        laws[precision] = rounded_sum_law(s, 63, 1, h, "drop")
+    plain, precise = laws["float64"], laws["extended"]
+    assert (plain.offset, plain.pmf.size) == (precise.offset, precise.pmf.size)
+    assert float(np.abs(plain.pmf - precise.pmf).sum()) <= plain.error + precise.error
+    assert precise.error < plain.error / 100
+
+
+def test_tail_cut_is_measured_from_its_own_end():
+    """A law of a million cells with a thin far tail: the cut moves at most the allowed mass (a running sum from
+    the front would misplace the cut by its own float error, about 1e-12 here)."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    rng = np.random.default_rng(5)
+    head = rng.random(1_000_000)
+    pmf = np.concatenate((head / head.sum(), np.full(1000, 1e-16)))
+    for side in ("up", "down", "drop"):
+        kept, first, moved = lattice_sums._cut(pmf, side, 1e-14)
+        assert moved <= 1e-14
+        assert kept.size >= pmf.size - 100 - first  # at most 100 cells of 1e-16 cut at the top
+
+
 def test_a_capped_lattice_counts_the_mass_above_as_failure():
     s, h = 1.5, 0.05
     law = rounded_sum_law(s, 0, 1, h, "up", max_cells=1000)

@@ -14,11 +14,21 @@ c = h sqrt(n ln(2 / eta) / 2) except with probability eta. So S' - b - c <= S <=
 outside a failure event of probability at most eta + (mass of the summands beyond the top): a pointwise
 bracket of S, whose width 2c grows like sqrt(n) h rather than the n h of rounding every summand one way.
 
-Tails of a law below ``_TAIL`` per convolution are cut on the side the caller declares: moved monotonically
-(pessimistic: the lower tail up to the first kept point when an upper bracket is wanted, or the upper tail
-down for a lower one, the other tail to the worst end) or dropped (optimistic), which keeps the bracket
-pointwise. The FFT round-off is bounded per cell by 16 u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1) and
-summed over the cells into ``error`` (an l1 bound).
+Tails of a law below ``_TAIL / weight`` per convolution (``weight``: how often the law is counted in the final
+one, below) are cut on the side the caller declares: moved monotonically (pessimistic: the lower tail up to
+the first kept point when an upper bracket is wanted, or the upper tail down for a lower one, the other tail
+to the worst end) or dropped (optimistic), which keeps the bracket pointwise. Each tail's mass is summed from
+its own end (a running sum over the whole law would misplace the cut by its own float error, ~1e-12), so the
+mass cut, counted ``weight`` times, adds up to about ``_TAIL`` per convolution in the final law.
+
+Round-off. Every FFT convolution's l1 error is bounded by ``grid._convolve`` (Higham 2002, "Accuracy and
+Stability of Numerical Algorithms", Sec. 24.1, Thm 24.2: the 2-norm error of a product of transforms is at
+most ~c u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2), and the l1 error at most sqrt(n) times that) and summed into
+``error``. The sum of n copies counts the error of its first squaring about n / 2 times, so a convolution
+whose result is counted ``weight`` times runs in extended precision (``np.longdouble``: u = 2^-64 on
+x86-64 against 2^-53, the result rounded to float64 with the rounding counted) whenever its float64 bound
+times ``weight`` exceeds ``_ROUNDOFF_BUDGET``: at t = 10^4 summands that lowers the total round-off bound
+from ~3e-8 to ~2e-11.
 """
 
 from __future__ import annotations
@@ -27,14 +37,15 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import fftconvolve
 from scipy.special import ndtr
+
+from .grid import _convolve as _fft_convolve, convolution_error
 
 __all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
-_TAIL = 1e-15  # mass cut per truncation
+_TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law is counted in the final one
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
-_SPLIT_ABOVE = 1e-14  # ... when the round-off bound of one plain convolution exceeds this
+_ROUNDOFF_BUDGET = 2e-12  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
 FAILURE = 1e-15
@@ -94,15 +105,6 @@ def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[n
     return pmf, beyond, lattice_mean - partial_mean, float_error
 
 
-def _roundoff(a: np.ndarray, b: np.ndarray, n: int) -> float:
-    """l1 bound on the FFT round-off of a * b over its n cells: a radix-2 FFT has relative 2-norm error at most
-    ~5 u log2 n (Higham 2002, Thm 24.2), so the computed product of the transforms, transformed back, is off
-    by at most 16 u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2) in 2-norm (|F x|_inf <= |x|_1, F^-1 scales the
-    2-norm by 1 / sqrt(n) against sqrt(n) for F), and the l1 norm is at most sqrt(n) times that."""
-    norms = float(np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b))
-    return math.sqrt(n) * 16 * _U * math.log2(n + 1) * norms
-
-
 def _head(pmf: np.ndarray) -> tuple[int, int]:
     """The window [lo, hi) of ``pmf`` outside which at most _HEAD_TAIL of its mass lies."""
     cumulative = np.cumsum(pmf)
@@ -111,46 +113,59 @@ def _head(pmf: np.ndarray) -> tuple[int, int]:
     return min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
-    """(a * b, l1 bound on its round-off). Laws whose mass sits in a window much narrower than their array
-    (the long, thin tails of lognormal summands) are split into that window and the rest, so the round-off,
-    which grows with the array's length times the norms, is paid at full length only on the thin parts."""
-    n = a.size + b.size - 1
-    plain = _roundoff(a, b, n)
-    if plain < _SPLIT_ABOVE:
-        return fftconvolve(a, b), plain
-    (alo, ahi), (blo, bhi) = _head(a), _head(b)
-    if (ahi - alo) + (bhi - blo) > n // 2:
-        return fftconvolve(a, b), plain
-    a_rest = a.copy()
-    a_rest[alo:ahi] = 0.0
-    core = fftconvolve(a[alo:ahi], b[blo:bhi])
-    if a is b:  # a * a = head * head + rest * (a + head)
-        with_head = a.copy()
-        with_head[alo:ahi] *= 2.0
-        out = fftconvolve(a_rest, with_head)
-        error = _roundoff(a_rest, with_head, n)
-    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
-        b_rest = b.copy()
-        b_rest[blo:bhi] = 0.0
-        out = fftconvolve(a_rest, b)
-        out[alo:alo + (ahi - alo) + b.size - 1] += fftconvolve(a[alo:ahi], b_rest)
-        error = _roundoff(a_rest, b, n) + _roundoff(a[alo:ahi], b_rest, n)
-    out[alo + blo:alo + blo + core.size] += core
-    error += _roundoff(a[alo:ahi], b[blo:bhi], core.size) + 2 * _U * n * float(a_rest.sum())
+def _product(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off, from ``grid._convolve``), in extended precision when float64's bound
+    times ``weight`` would exceed _ROUNDOFF_BUDGET (that bound estimated from the bounds of a * a and b * b
+    scaled to the masses of a * b: it only decides the precision)."""
+    mass_a, mass_b = float(a.sum()), float(b.sum())
+    if mass_a <= 0.0 or mass_b <= 0.0:
+        return _fft_convolve(a, b)[:2]
+    estimate = convolution_error(a) if a is b else 0.5 * (convolution_error(a) * mass_b / mass_a
+                                                         + convolution_error(b) * mass_a / mass_b)
+    out, error, _ = _fft_convolve(a, b, precise=weight * estimate > _ROUNDOFF_BUDGET)
     return out, error
 
 
-def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
-    """Trim both tails by at most _TAIL each; returns (kept pmf, index of its first cell, mass moved to the
+def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off); ``weight``: how often the result is counted in the final law (see
+    the module docstring). Laws whose mass sits in a window much narrower than their array (the long, thin
+    tails of lognormal summands) are split into that window and the rest, so the round-off, which grows with
+    the array's length times the norms, is paid at full length only on the thin parts; the partial products
+    are added cell by cell (each addition a relative u: at most u |a|_1 |b|_1 in l1)."""
+    n = a.size + b.size - 1
+    (alo, ahi), (blo, bhi) = _head(a), _head(b)
+    if (ahi - alo) + (bhi - blo) > n // 2:
+        return _product(a, b, weight)
+    a_rest = a.copy()
+    a_rest[alo:ahi] = 0.0
+    head_a = a[alo:ahi]
+    core, error = _product(head_a, head_a if a is b else b[blo:bhi], weight)
+    if a is b:  # a * a = head * head + rest * (a + head)
+        with_head = a.copy()
+        with_head[alo:ahi] *= 2.0
+        out, rest_error = _product(a_rest, with_head, weight)
+        additions = 1
+    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
+        b_rest = b.copy()
+        b_rest[blo:bhi] = 0.0
+        out, rest_error = _product(a_rest, b, weight)
+        cross, cross_error = _product(head_a, b_rest, weight)
+        out[alo:alo + cross.size] += cross
+        rest_error += cross_error
+        additions = 2
+    out[alo + blo:alo + blo + core.size] += core
+    mass = float(np.abs(a).sum()) * float(np.abs(b).sum())
+    return out, error + rest_error + additions * 2.0 * _U * mass
+
+
+def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, float]:
+    """Trim both tails by at most ``tail`` each; returns (kept pmf, index of its first cell, mass moved to the
     worst end or dropped). ``side`` "up": the lower tail moves up to the first kept cell and the upper tail
     to the worst end (+inf); "down": the upper tail moves down to the last kept cell and the lower tail to
     the worst end (0); "drop": both tails are dropped."""
     pmf = np.maximum(pmf, 0.0)
-    cumulative = np.cumsum(pmf)
-    total = cumulative[-1]
-    lo = int(np.searchsorted(cumulative, _TAIL, side="right"))
-    hi = int(np.searchsorted(cumulative, total - _TAIL, side="left")) + 1
+    lo = int(np.searchsorted(np.cumsum(pmf), tail, side="right"))
+    hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), tail, side="right"))  # the upper tail from its end
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
     kept = pmf[lo:hi].copy()
     below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
@@ -163,11 +178,12 @@ def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
     return kept, lo, below
 
 
-def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
-    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``."""
-    pmf, roundoff = _convolve(a.pmf, b.pmf)
+def _add(a: LatticeLaw, b: LatticeLaw, side: str, weight: float = 1.0) -> LatticeLaw:
+    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``; the result
+    is counted ``weight`` times in the final law (it decides the precision of the convolution)."""
+    pmf, roundoff = _convolve(a.pmf, b.pmf, weight)
     error = a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error + roundoff
-    kept, lo, lost = _cut(pmf, side)
+    kept, lo, lost = _cut(pmf, side, _TAIL / weight)
     worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
     dropped = a.dropped + b.dropped
     if side == "drop":
@@ -179,7 +195,8 @@ def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
 
 
 def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
-    """The law of the sum of ``count`` independent copies of ``base`` (squaring)."""
+    """The law of the sum of ``count`` independent copies of ``base`` (squaring; a square of 2^j copies is
+    counted about count / 2^j times in the result)."""
     result: LatticeLaw | None = None
     power = base
     while True:
@@ -189,7 +206,7 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
         if not count:
             assert result is not None
             return result
-        power = _add(power, power, side)
+        power = _add(power, power, side, weight=float(count))
 
 
 def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
