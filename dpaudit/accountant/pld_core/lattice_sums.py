@@ -58,7 +58,8 @@ class LatticeLaw:
     (pessimistic cuts), ``dropped`` the mass cut away (optimistic cuts), ``error`` an l1 bound on the FFT
     round-off in ``pmf``. ``bias`` is b = the summed mean rounding error, ``spread`` the Hoeffding half-width
     c at failure probability :data:`FAILURE`, and ``beyond`` the probability that a summand lies above the
-    top of its lattice (where the bracket does not hold)."""
+    top of its lattice (where the bracket does not hold). ``left_out``: the probability of the outcomes left
+    out of ``pmf`` (a shifted summand above ``left_out_above``, see :func:`rounded_sum_law`)."""
 
     pmf: np.ndarray
     offset: int
@@ -69,6 +70,8 @@ class LatticeLaw:
     bias: float = 0.0
     spread: float = 0.0
     beyond: float = 0.0
+    left_out: float = 0.0
+    left_out_above: float = math.inf
 
     def values(self) -> np.ndarray:
         """The lattice points of ``pmf``."""
@@ -80,12 +83,17 @@ def summand_top(s: float, shifted: bool = True) -> float:
     return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
 
 
-def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float, float]:
+def _summand(mu: float, s: float, h: float, top: float | None = None, above: str = "last"
+             ) -> tuple[np.ndarray, float, float, float, float]:
     """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}],
-    a bound on the float error of that mean) for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default
-    exp(mu + 8 s)), rounded up to a point + h/2. Cell masses come from the normal CDF below the median and from
-    its complement above (each accurate to a few ulps relative), so the mean's float error is a few ulps per
-    cell of the mean itself."""
+    a bound on the float error of that mean, the top) for Y ~ LN(mu, s^2); the lattice runs up to ``top``
+    (default exp(mu + 8 s)), rounded up to a point + h/2. ``above`` says what becomes of the mass above the top:
+    "last": on the last point (where the bracket fails: counted in the second value); "cap": the summand is
+    min(Y, top) itself (its rounding error stays within h/2 there too), the second value is 0 and the mean
+    rounding error is that of min(Y, top); "leave": left out of the pmf (the caller accounts for it; the second
+    value is 0). Cell
+    masses come from the normal CDF below the median and from its complement above (each accurate to a few ulps
+    relative), so the mean's float error is a few ulps per cell of the mean itself."""
     cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
@@ -100,9 +108,16 @@ def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[n
     # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
     partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
     lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))
+    if above == "leave":  # not in the pmf, so not a failure of its bracket either
+        beyond = 0.0
+    else:
+        pmf[-1] += beyond  # values above the top: onto the last point
+    if above == "cap":  # E[min(Y, top)] = E[Y 1{Y <= top}] + top P(Y > top), the top rounded down to the last point
+        lattice_mean += cells * h * beyond
+        partial_mean += top * beyond
+        beyond = 0.0
     float_error = (cells + 16) * 8 * _U * (lattice_mean + partial_mean)
-    pmf[-1] += beyond  # values above the top: onto the last point
-    return pmf, beyond, lattice_mean - partial_mean, float_error
+    return pmf, beyond, lattice_mean - partial_mean, float_error, top
 
 
 def _head(pmf: np.ndarray) -> tuple[int, int]:
@@ -210,21 +225,35 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
 
 
 def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
-                    common_top: bool = False, max_cells: int | None = None) -> LatticeLaw:
+                    common_top: bool = False, max_cells: int | None = None, cap: float | None = None,
+                    leave_out_above: bool = False) -> LatticeLaw:
     """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
     the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
     :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
     ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
     whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top, at
-    most ``max_cells`` lattice points (the mass above counts in ``beyond``)."""
+    most ``max_cells`` lattice points (the mass above counts in ``beyond``). ``cap``: every summand is replaced
+    by min(Y_i, cap') (cap' >= cap, the top of the lattice), a pointwise smaller sum whose rounding errors stay
+    within h/2 everywhere: a lower bracket of S without failure mass above the top (for lower brackets only).
+    ``leave_out_above``: the outcomes where a shifted summand lies above its top are left out of the law (their
+    probability in ``left_out``, that top in ``left_out_above``, neither in ``beyond``): on the rest the bracket
+    fails only with probability ``beyond`` + :data:`FAILURE` (the rounding errors times the indicators of the
+    summands below their tops are the independent bounded variables of Hoeffding's inequality)."""
     parts = []
     float_slack = 0.0  # the float error of the summed mean rounding errors
-    for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
+    left_out, left_out_above = 0.0, math.inf
+    for count, mu, shifted in ((base_count, -s * s / 2, False), (shifted_count, s * s / 2, True)):
         if count:
             top = summand_top(s, shifted=False) if common_top else math.exp(mu + s * _Z_TAIL)
             if max_cells is not None:
                 top = min(top, max_cells * h)
-            pmf, beyond, mean_error, float_error = _summand(mu, s, h, top)
+            if cap is not None:
+                top = min(top, cap)
+            above = "cap" if cap is not None else "leave" if shifted and leave_out_above else "last"
+            pmf, beyond, mean_error, float_error, top = _summand(mu, s, h, top, above)
+            if above == "leave":  # P(some shifted summand above the top)
+                left_out = -math.expm1(count * math.log1p(-float(ndtr((mu - math.log(top)) / s))))
+                left_out_above = top
             summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
             parts.append(_power(summand, count, side))
             float_slack += count * float_error
@@ -232,4 +261,4 @@ def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, sid
     n = base_count + shifted_count
     spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack  # Hoeffding half-width
     return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
-                      law.beyond)
+                      law.beyond, left_out, left_out_above)
