@@ -319,6 +319,70 @@ def test_tail_cut_is_measured_from_its_own_end():
         assert kept.size >= pmf.size - 100 - first  # at most 100 cells of 1e-16 cut at the top
 
 
+def test_capped_summands_bracket_the_sum_from_below_on_samples():
+    """With every summand capped (the add direction's upper end at little noise): S >= sum_i min(Y_i, top) >=
+    S' - b - c for every sampled sum, no failure mass above the top, and the law's mean is the capped mean plus
+    its bias."""
+    from scipy.stats import norm
+
+    s, t, cap, h = 2.0, 50, 100.0, 0.01
+    law = rounded_sum_law(s, t, 0, h, "down", cap=cap)
+    top = (math.ceil(cap / h) + 1 + 0.5) * h  # the lattice's top: its last point + h/2 (lattice_sums._summand)
+    rng = np.random.default_rng(11)
+    y = np.exp(s * rng.standard_normal((20_000, t)) - s * s / 2)
+    capped = np.minimum(y, top)
+    rounded = np.floor(capped / h + 0.5 - 1e-12) * h  # cell j collects (y_j - h/2, y_j + h/2]
+    assert law.beyond == 0.0
+    assert np.all(rounded.sum(axis=1) - law.bias - law.spread <= capped.sum(axis=1))
+    assert np.all(capped.sum(axis=1) <= y.sum(axis=1))
+    z = (math.log(top) + s * s / 2) / s
+    capped_mean = norm.cdf(z - s) + top * norm.sf(z)  # E[min(Y, top)], Y ~ LN(-s^2/2, s^2)
+    mean = float((law.values() * law.pmf).sum())
+    assert abs(mean - law.bias - t * capped_mean) < 1e-6 * t
+
+
+def test_bound_on_the_other_summands_holds_on_samples():
+    """P(R > r) <= failure for R the sum of t - 1 base summands (union bound plus Chebyshev), and r is not
+    vacuous (below the mean plus a thousand standard deviations of the uncapped sum)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    s, t, failure = 2.0, 50, 0.01
+    r = family._others_bound(s, t, failure)
+    rng = np.random.default_rng(13)
+    others = np.exp(s * rng.standard_normal((100_000, t - 1)) - s * s / 2).sum(axis=1)
+    assert float(np.mean(others > r)) <= failure
+    assert t - 1 < r < (t - 1) + 1000 * math.sqrt((t - 1) * math.expm1(s * s))
+
+
+@pytest.fixture
+def small_lattices(monkeypatch):
+    """The random-allocation family on lattices a few thousand cells long (its laws recomputed before and after)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    family._bracket_law.cache_clear()
+    monkeypatch.setattr(family, "_SUMMAND_CELLS", 1 << 12)
+    monkeypatch.setattr(family, "_SUM_CELLS", 1 << 13)
+    monkeypatch.setattr(family, "_SHIFTED_CELLS", 1 << 8)
+    yield family
+    family._bracket_law.cache_clear()
+
+
+def test_shifted_summand_above_its_lattice_is_counted_at_finite_losses_above_the_quadrature(small_lattices):
+    """A shifted summand's lattice cut short (4e-5 of its mass above the top, more than the deltas asked): the
+    mass above is counted at the finite losses ln((y + r) / t) of a geometric grid, the upper end stays above the
+    independent two-step quadrature, and below where that mass sits at +inf."""
+    family = small_lattices
+    s, step = 2.0, 1e-4
+    law = family._bracket_law(s, 2, True, True)
+    assert 1e-5 < law.left_out < 1e-4 and law.beyond < 1e-8  # the base summands' mass above: at +inf
+    for delta in (1e-4, 1e-5):
+        upper = family._bracket_pld(s, 2, "remove", step, True).epsilon(delta)
+        assert _two_step_reference(1.0 / s, delta) <= upper
+        pld = family._bracket_pld(s, 2, "remove", step, True)
+        at_infinity = family.GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass + law.left_out, pld.error, True)
+        assert upper < at_infinity.epsilon(delta)
+
+
 def test_a_capped_lattice_counts_the_mass_above_as_failure():
     s, h = 1.5, 0.05
     law = rounded_sum_law(s, 0, 1, h, "up", max_cells=1000)

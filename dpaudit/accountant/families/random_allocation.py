@@ -17,6 +17,19 @@ larger at every eps (the Q-mass it lacks sits on outcomes P never produces), a d
 soundly with any other event. The lower end takes the other bracket (a pointwise smaller loss, which also
 stays a lower bound after composition) and subtracts the failure probability from delta (``GridPLD.error``).
 
+Little noise, k = 1 (analysis ours). The lattice step is set by the heavy-tailed summand's range, so two parts
+are bracketed otherwise. (a) The add direction's upper end brackets S_cap = sum_i min(Y_i, 2t) from below instead
+of S (``rounded_sum_law(cap=...)``, where the base summand's lattice reaches beyond 2t): S >= S_cap, so the add
+loss is pointwise at least the true one, and on the outcomes it changes both sums are >= 2t, where the add
+loss is < 0, so delta(eps) of the event itself is unchanged for eps >= 0; the capped summands have no long
+tail and take a fine lattice. (b) In the remove direction, the outcomes where the shifted summand Y lies
+above the top y_0 of its lattice are left out of the lattice law and counted apart: there L = ln((Y + R) / t)
+with R the sum of the t - 1 base summands, independent of Y, and R <= r except with probability at most
+1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality on the sum of the
+capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the mass 1e-11 where
+R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half of the outcomes
+of the upper end (z = 0.1), the event is refused (below).
+
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
 ``num_steps_per_round = floor(t / k)``). The lower end (ours) is the pair of laws of the statistic T = the sum
@@ -43,8 +56,8 @@ the largest summand carries the sum and the max pair is the tighter one; otherwi
 lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the
 choice only decides tightness.
 
-Little noise: where every outcome of the lattice bracket has an infinite loss on the upper side (z = 0.1),
-the event is refused (UnsupportedEventError) naming the sound bound without amplification: a fixed
+Too little noise: where the lattice bracket gives an infinite loss to at least half of the upper end's outcomes
+(z = 0.1), the event is refused (UnsupportedEventError) naming the sound bound without amplification: a fixed
 allocation, SelfComposed(Gaussian(z), k) (hockey-stick divergence is jointly convex, so the mixture over
 allocations is no less private than the worst fixed one, in both directions).
 
