@@ -290,7 +290,8 @@ def test_fft_round_off_bounds_hold_against_an_exact_convolution():
 
 def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_law(monkeypatch):
     """The same law with every convolution in float64 and with every one in extended precision: same cells,
-    and apart by at most the two declared round-off bounds; the extended one declares far less."""
+    and apart by at most the two declared round-off bounds; the extended one declares several times less (the
+    convolutions counted once stay in float64 either way)."""
     from dpaudit.accountant.pld_core import lattice_sums
 
     s = 1.0
@@ -302,7 +303,7 @@ def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_la
     plain, precise = laws["float64"], laws["extended"]
     assert (plain.offset, plain.pmf.size) == (precise.offset, precise.pmf.size)
     assert float(np.abs(plain.pmf - precise.pmf).sum()) <= plain.error + precise.error
-    assert precise.error < plain.error / 100
+    assert precise.error < plain.error / 5
 
 
 def test_tail_cut_is_measured_from_its_own_end():
