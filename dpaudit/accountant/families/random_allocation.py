@@ -19,10 +19,11 @@ stays a lower bound after composition) and subtracts the failure probability fro
 
 Little noise, k = 1 (analysis ours). The lattice step is set by the heavy-tailed summand's range, so two parts
 are bracketed otherwise. (a) The add direction's upper end brackets S_cap = sum_i min(Y_i, 2t) from below instead
-of S (``rounded_sum_law(cap=...)``, where the base summand's lattice reaches beyond 2t): S >= S_cap, so the add
-loss is pointwise at least the true one, and on the outcomes it changes both sums are >= 2t, where the add
-loss is < 0, so delta(eps) of the event itself is unchanged for eps >= 0; the capped summands have no long
-tail and take a fine lattice. (b) In the remove direction, the outcomes where the shifted summand Y lies
+of S (``rounded_sum_law(cap=...)``, where the base summand's lattice reaches beyond 64 t): S >= S_cap, so the
+add loss is pointwise at least the true one, and on the outcomes it changes both sums are >= 2t, where the add
+loss is < -ln 2, so delta(eps) of the event itself is unchanged for eps >= 0 (compositions and the
+replace-one chain, which also read the losses below -ln 2, get a sound but looser curve); the capped
+summands have no long tail and take a fine lattice. (b) In the remove direction, the outcomes where the shifted summand Y lies
 above the top y_0 of its lattice are left out of the lattice law and counted apart: there L = ln((Y + R) / t)
 with R the sum of the t - 1 base summands, independent of Y, and R <= r except with probability at most
 1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality on the sum of the
@@ -94,7 +95,8 @@ _TAIL_Z = 9.0  # ... its geometric grid runs to this standard score (P(Z > 9) = 
 _TAIL_CELLS = 1 << 21  # ... at most this many cells
 _U = 2.0**-53
 _USELESS_INF_MASS = 0.5  # an upper PLD with this much mass at +inf is refused (no useful epsilon)
-_ADD_CAP = 2  # the add direction's upper end: summands capped at this many times t (little noise)
+_ADD_CAP = 2  # the add direction's upper end: summands capped at this many times t ...
+_CAP_ABOVE = 64  # ... where the base summand's lattice reaches beyond this many times t (little noise)
 _SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
 _SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
 _SHIFTED_CELLS = 1 << 23  # most cells of a summand's lattice
@@ -126,9 +128,8 @@ def _lattice_step(s: float, t: int, k: int, cap: float | None = None) -> float:
 
 def _add_cap(s: float, t: int) -> float | None:
     """The add direction's upper end caps every summand at _ADD_CAP t where the base summand's lattice reaches
-    beyond that (little noise); None otherwise (see the module docstring)."""
-    cap = _ADD_CAP * t
-    return cap if cap < summand_top(s, shifted=False) else None
+    beyond _CAP_ABOVE t (little noise); None otherwise (see the module docstring)."""
+    return _ADD_CAP * t if summand_top(s, shifted=False) > _CAP_ABOVE * t else None
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
