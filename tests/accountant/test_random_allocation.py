@@ -307,17 +307,23 @@ def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_la
 
 
 def test_tail_cut_is_measured_from_its_own_end():
-    """A law of a million cells with a thin far tail: the cut moves at most the allowed mass (a running sum from
-    the front would misplace the cut by its own float error, about 1e-12 here)."""
+    """A law of a million cells with thin tails at both ends: a tail sent to the worst end or dropped holds at most
+    the allowed mass (a running sum from the front would misplace the upper cut by its own float error, about
+    1e-12 here), and a tail moved monotonically stays within its own allowance."""
     from dpaudit.accountant.pld_core import lattice_sums
 
     rng = np.random.default_rng(5)
     head = rng.random(1_000_000)
-    pmf = np.concatenate((head / head.sum(), np.full(1000, 1e-16)))
+    thin = np.full(1000, 1e-16)
+    pmf = np.concatenate((thin, head / head.sum(), thin))
     for side in ("up", "down", "drop"):
         kept, first, moved = lattice_sums._cut(pmf, side, 1e-14)
-        assert moved <= 1e-14
-        assert kept.size >= pmf.size - 100 - first  # at most 100 cells of 1e-16 cut at the top
+        assert moved <= (2e-14 if side == "drop" else 1e-14)
+        if side != "down":  # the upper tail: at most 100 cells of 1e-16 cut
+            assert first + kept.size >= pmf.size - 100
+        if side != "up":  # the lower tail likewise
+            assert first <= 100
+        assert float(kept.sum()) + moved == pytest.approx(float(pmf.sum()), abs=2e-9 if side != "drop" else 1e-15)
 
 
 def test_capped_summands_bracket_the_sum_from_below_on_samples():

@@ -14,12 +14,13 @@ c = h sqrt(n ln(2 / eta) / 2) except with probability eta. So S' - b - c <= S <=
 outside a failure event of probability at most eta + (mass of the summands beyond the top): a pointwise
 bracket of S, whose width 2c grows like sqrt(n) h rather than the n h of rounding every summand one way.
 
-Tails of a law below ``_TAIL / weight`` per convolution (``weight``: how often the law is counted in the final
-one, below) are cut on the side the caller declares: moved monotonically (pessimistic: the lower tail up to
-the first kept point when an upper bracket is wanted, or the upper tail down for a lower one, the other tail
-to the worst end) or dropped (optimistic), which keeps the bracket pointwise. Each tail's mass is summed from
-its own end (a running sum over the whole law would misplace the cut by its own float error, ~1e-12), so the
-mass cut, counted ``weight`` times, adds up to about ``_TAIL`` per convolution in the final law.
+Tails of a law are cut on the side the caller declares: moved monotonically (pessimistic: the lower tail, up
+to ``_MOVED_TAIL``, up to the first kept point when an upper bracket is wanted, or the upper tail down for a
+lower one; the other tail, up to ``_TAIL / weight``, to the worst end) or dropped (optimistic, both up to
+``_TAIL / weight``), which keeps the bracket pointwise (``weight``: how often the law is counted in the final
+one, below). Each tail's mass is summed from its own end (a running sum over the whole law would misplace the
+cut by its own float error, ~1e-12), so the mass sent to the worst end or dropped, counted ``weight`` times,
+adds up to about ``_TAIL`` per convolution in the final law.
 
 Round-off. Every FFT convolution's l1 error is bounded by ``grid._convolve`` (Higham 2002, "Accuracy and
 Stability of Numerical Algorithms", Sec. 24.1, Thm 24.2: the 2-norm error of a product of transforms is at
@@ -45,6 +46,7 @@ __all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
 _TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law is counted in the final one
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
+_MOVED_TAIL = 1e-9  # mass of a tail moved monotonically (not to the worst end) per truncation
 _ROUNDOFF_BUDGET = 1e-11  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
@@ -175,13 +177,18 @@ def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, 
 
 
 def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, float]:
-    """Trim both tails by at most ``tail`` each; returns (kept pmf, index of its first cell, mass moved to the
-    worst end or dropped). ``side`` "up": the lower tail moves up to the first kept cell and the upper tail
-    to the worst end (+inf); "down": the upper tail moves down to the last kept cell and the lower tail to
-    the worst end (0); "drop": both tails are dropped."""
+    """Trim the tails; returns (kept pmf, index of its first cell, mass moved to the worst end or dropped).
+    ``side`` "up": the lower tail (at most _MOVED_TAIL) moves up to the first kept cell and the upper tail (at
+    most ``tail``) to the worst end (+inf); "down": the upper tail (at most _MOVED_TAIL) moves down to the last
+    kept cell and the lower tail (at most ``tail``) to the worst end (0); "drop": both tails (at most ``tail``
+    each) are dropped. A moved tail keeps the bracket on its side pointwise (sound) and needs no delta term; it
+    loosens the curve only through its outcomes, which lie far on the side where the user's loss is negative
+    (a small sum for the remove direction's upper end, a large one for the add direction's)."""
     pmf = np.maximum(pmf, 0.0)
-    lo = int(np.searchsorted(np.cumsum(pmf), tail, side="right"))
-    hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), tail, side="right"))  # the upper tail from its end
+    low_tail = _MOVED_TAIL if side == "up" else tail
+    high_tail = _MOVED_TAIL if side == "down" else tail
+    lo = int(np.searchsorted(np.cumsum(pmf), low_tail, side="right"))
+    hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), high_tail, side="right"))  # the upper tail from its end
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
     kept = pmf[lo:hi].copy()
     below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
