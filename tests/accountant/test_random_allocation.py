@@ -366,12 +366,12 @@ def small_lattices(monkeypatch):
     """The random-allocation family on lattices a few thousand cells long (its laws recomputed before and after)."""
     from dpaudit.accountant.families import random_allocation as family
 
-    family._bracket_law.cache_clear()
+    family._sum_law.cache_clear()
     monkeypatch.setattr(family, "_SUMMAND_CELLS", 1 << 12)
     monkeypatch.setattr(family, "_SUM_CELLS", 1 << 13)
     monkeypatch.setattr(family, "_SHIFTED_CELLS", 1 << 8)
     yield family
-    family._bracket_law.cache_clear()
+    family._sum_law.cache_clear()
 
 
 def test_shifted_summand_above_its_lattice_is_counted_at_finite_losses_above_the_quadrature(small_lattices):

@@ -16,6 +16,8 @@ least the true one under the first law, so its hockey-stick curve E_P[(1 - e^{ep
 larger at every eps (the Q-mass it lacks sits on outcomes P never produces), a dominating pair that composes
 soundly with any other event. The lower end takes the other bracket (a pointwise smaller loss, which also
 stays a lower bound after composition) and subtracts the failure probability from delta (``GridPLD.error``).
+The remove direction's two ends read one law whose tails were dropped: the lower end without them (less
+P-mass), the upper end with their mass at +inf.
 
 Little noise, k = 1 (analysis ours). The lattice step is set by the heavy-tailed summand's range, so two parts
 are bracketed otherwise. (a) The add direction's upper end brackets S_cap = sum_i min(Y_i, 2t) from below instead
@@ -132,12 +134,18 @@ def _add_cap(s: float, t: int) -> float | None:
     return _ADD_CAP * t if summand_top(s, shifted=False) > _CAP_ABOVE * t else None
 
 
+def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
+    """The lattice law behind one end of one direction. The remove direction's two ends share one law with its
+    tails dropped (the upper end counts the dropped mass at +inf); the add direction's upper end brackets the
+    capped sum from below with its large sums moved down, its lower end drops both tails."""
+    if remove:
+        return _sum_law(s, t, True, "drop", None)
+    return _sum_law(s, t, False, "down", _add_cap(s, t)) if pessimistic else _sum_law(s, t, False, "drop", None)
+
+
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
 @lru_cache(maxsize=16)
-def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
-    up = remove == pessimistic  # remove: an upper bracket of S for the upper end; add: a lower one
-    side = ("up" if up else "down") if pessimistic else "drop"
-    cap = _add_cap(s, t) if pessimistic and not remove else None  # the add upper end's lower bracket of S
+def _sum_law(s: float, t: int, remove: bool, side: str, cap: float | None) -> LatticeLaw:
     return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1, cap), side,
                            max_cells=_SHIFTED_CELLS, cap=cap, leave_out_above=remove)
 
@@ -194,7 +202,7 @@ def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: boo
     failure = FAILURE + law.beyond  # outside this event the bracket holds
     keep = (law.pmf > 0) & (values > 0)
     if pessimistic:
-        inf_mass = law.worst + failure
+        inf_mass = law.worst + law.dropped + failure  # mass cut away: at +inf
         if not remove:
             inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
     else:
