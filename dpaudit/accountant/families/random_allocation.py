@@ -25,12 +25,12 @@ of S (``rounded_sum_law(cap=...)``, where the base summand's lattice reaches bey
 add loss is pointwise at least the true one, and on the outcomes it changes both sums are >= 2t, where the add
 loss is < -ln 2, so delta(eps) of the event itself is unchanged for eps >= 0 (compositions and the
 replace-one chain, which also read the losses below -ln 2, get a sound but looser curve); the capped
-summands have no long tail and take a fine lattice. (b) In the remove direction, the outcomes where the shifted summand Y lies
-above the top y_0 of its lattice are left out of the lattice law and counted apart: there L = ln((Y + R) / t)
-with R the sum of the t - 1 base summands, independent of Y, and R <= r except with probability at most
-1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality on the sum of the
-capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the mass 1e-11 where
-R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half of the outcomes
+summands have no long tail and take a fine lattice. (b) In the remove direction, the outcomes where the
+shifted summand Y lies above the top y_0 of its lattice are left out of the lattice law and counted apart:
+there L = ln((Y + R) / t) with R the sum of the t - 1 base summands, independent of Y, and R <= r except with
+probability at most 1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality
+on the sum of the capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the
+mass 1e-11 where R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half of the outcomes
 of the upper end (z = 0.1), the event is refused (below).
 
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of

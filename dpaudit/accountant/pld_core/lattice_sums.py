@@ -93,9 +93,8 @@ def _summand(mu: float, s: float, h: float, top: float | None = None, above: str
     "last": on the last point (where the bracket fails: counted in the second value); "cap": the summand is
     min(Y, top) itself (its rounding error stays within h/2 there too), the second value is 0 and the mean
     rounding error is that of min(Y, top); "leave": left out of the pmf (the caller accounts for it; the second
-    value is 0). Cell
-    masses come from the normal CDF below the median and from its complement above (each accurate to a few ulps
-    relative), so the mean's float error is a few ulps per cell of the mean itself."""
+    value is 0). Cell masses come from the normal CDF below the median and from its complement above (each
+    accurate to a few ulps relative), so the mean's float error is a few ulps per cell of the mean itself."""
     cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
