@@ -217,7 +217,8 @@ _SMALL_Z_NOTES = [
     "its large sums down (no delta term) and is short.",
     "",
     "Upper end at z <= 0.3: finite now (it was infinite). z = 0.3: [11.570434, 11.571238]; z = 0.2: [26.353897, "
-    "26.356548] (the package's upper bounds 13.409314 and 28.218876); z = 0.4 narrowed from 1.44% to 0.02%. Two changes (`dpaudit/accountant/families/"
+    "26.356548] (the package's upper bounds 13.409314 and 28.218876); z = 0.4 narrowed from 1.44% to "
+    "0.02%. Two changes (`dpaudit/accountant/families/"
     "random_allocation.py`, module docstring): (a) the add direction's upper end brackets the sum of the summands "
     "capped at 2t from below where the base summand's lattice reaches beyond 64t (z <= 0.5 here): the capped "
     "summands take a fine lattice (c = 22.8 at z = 0.3, was 1.475e5), and delta(eps >= 0) of the event is "

@@ -30,8 +30,8 @@ shifted summand Y lies above the top y_0 of its lattice are left out of the latt
 there L = ln((Y + R) / t) with R the sum of the t - 1 base summands, independent of Y, and R <= r except with
 probability at most 1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality
 on the sum of the capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the
-mass 1e-11 where R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half of the outcomes
-of the upper end (z = 0.1), the event is refused (below).
+mass 1e-11 where R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half
+of the outcomes of the upper end (z = 0.1), the event is refused (below).
 
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
@@ -137,10 +137,13 @@ def _add_cap(s: float, t: int) -> float | None:
 def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
     """The lattice law behind one end of one direction. The remove direction's two ends share one law with its
     tails dropped (the upper end counts the dropped mass at +inf); the add direction's upper end brackets the
-    capped sum from below with its large sums moved down, its lower end drops both tails."""
+    capped sum from below with its large sums moved down, its lower end drops both tails (the large sums, of
+    negative loss, more freely)."""
     if remove:
         return _sum_law(s, t, True, "drop", None)
-    return _sum_law(s, t, False, "down", _add_cap(s, t)) if pessimistic else _sum_law(s, t, False, "drop", None)
+    if pessimistic:
+        return _sum_law(s, t, False, "down", _add_cap(s, t))
+    return _sum_law(s, t, False, "drop_high", None)
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.

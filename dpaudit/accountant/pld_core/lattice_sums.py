@@ -180,18 +180,20 @@ def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, floa
     ``side`` "up": the lower tail (at most _MOVED_TAIL) moves up to the first kept cell and the upper tail (at
     most ``tail``) to the worst end (+inf); "down": the upper tail (at most _MOVED_TAIL) moves down to the last
     kept cell and the lower tail (at most ``tail``) to the worst end (0); "drop": both tails (at most ``tail``
-    each) are dropped. A moved tail keeps the bracket on its side pointwise (sound) and needs no delta term; it
-    loosens the curve only through its outcomes, which lie far on the side where the user's loss is negative
-    (a small sum for the remove direction's upper end, a large one for the add direction's)."""
+    each) are dropped; "drop_high": likewise, the upper one up to _MOVED_TAIL. A moved tail keeps the bracket on
+    its side pointwise (sound) and needs no delta term, and a dropped one only lowers a lower end; either
+    loosens the curve only through its outcomes, which for the _MOVED_TAIL cuts lie far on the side where the
+    user's loss is negative (a small sum for the remove direction's upper end, a large one for the add
+    direction's ends)."""
     pmf = np.maximum(pmf, 0.0)
     low_tail = _MOVED_TAIL if side == "up" else tail
-    high_tail = _MOVED_TAIL if side == "down" else tail
+    high_tail = _MOVED_TAIL if side in ("down", "drop_high") else tail
     lo = int(np.searchsorted(np.cumsum(pmf), low_tail, side="right"))
     hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), high_tail, side="right"))  # the upper tail from its end
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
     kept = pmf[lo:hi].copy()
     below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
-    if side == "drop":
+    if side in ("drop", "drop_high"):
         return kept, lo, below + above
     if side == "up":
         kept[0] += below
@@ -208,7 +210,7 @@ def _add(a: LatticeLaw, b: LatticeLaw, side: str, weight: float = 1.0) -> Lattic
     kept, lo, lost = _cut(pmf, side, _TAIL / weight)
     worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
     dropped = a.dropped + b.dropped
-    if side == "drop":
+    if side in ("drop", "drop_high"):
         dropped += lost
     else:
         worst += lost
@@ -235,7 +237,7 @@ def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, sid
                     common_top: bool = False, max_cells: int | None = None, cap: float | None = None,
                     leave_out_above: bool = False) -> LatticeLaw:
     """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
-    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
+    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down", "drop" or "drop_high", see
     :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
     ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
     whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top, at
