@@ -260,6 +260,136 @@ def test_lattice_law_keeps_its_mass_and_its_mean(s, base, shifted, side):
     assert law.spread >= h * math.sqrt((base + shifted) * math.log(2 / FAILURE) / 2)
 
 
+def _law_like_integers(rng: np.random.Generator, cells: int) -> np.ndarray:
+    """Integer masses shaped like a lattice law: a peak of 40 cells near 2^20 and a long tail below 1000."""
+    ints = rng.integers(0, 1000, cells)
+    ints[100:140] = rng.integers(1 << 19, 1 << 20, 40)
+    return ints
+
+
+def test_fft_round_off_bounds_hold_against_an_exact_convolution():
+    """Integer masses scaled by 2^-20 convolve exactly in int64 (every sum below 2^53, so exact in float64 too):
+    both precisions' declared l1 bounds cover their distance from the exact result, and float64's distance is
+    larger than the extended-precision bound, so a law computed without its round-off bound would be off by
+    more than it declares."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    rng = np.random.default_rng(3)
+    ints_a, ints_b = _law_like_integers(rng, 6000), _law_like_integers(rng, 6000)
+    exact = np.convolve(ints_a, ints_b)
+    assert int(exact.max()) < 2**53
+    scale = 2.0**-20
+    reference = exact.astype(np.longdouble) * np.longdouble(scale * scale)
+    distance, bound = {}, {}
+    for precision, weight in (("float64", 0.0), ("extended", math.inf)):
+        out, bound[precision] = lattice_sums._product(ints_a * scale, ints_b * scale, weight)
+        distance[precision] = float(np.abs(out.astype(np.longdouble) - reference).sum())
+        assert distance[precision] <= bound[precision]
+    assert bound["extended"] < distance["float64"]
+
+
+def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_law(monkeypatch):
+    """The same law with every convolution in float64 and with every one in extended precision: same cells,
+    and apart by at most the two declared round-off bounds; the extended one declares several times less (the
+    convolutions counted once stay in float64 either way)."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    s = 1.0
+    h = lattice_sums.summand_top(s, shifted=False) / 3000
+    laws = {}
+    for precision, budget in (("float64", math.inf), ("extended", 0.0)):
+        monkeypatch.setattr(lattice_sums, "_ROUNDOFF_BUDGET", budget)
+        laws[precision] = rounded_sum_law(s, 63, 1, h, "drop")
+    plain, precise = laws["float64"], laws["extended"]
+    assert (plain.offset, plain.pmf.size) == (precise.offset, precise.pmf.size)
+    assert float(np.abs(plain.pmf - precise.pmf).sum()) <= plain.error + precise.error
+    assert precise.error < plain.error / 5
+
+
+def test_tail_cut_is_measured_from_its_own_end():
+    """A law of a million cells with thin tails at both ends: a tail sent to the worst end or dropped holds at most
+    the allowed mass (a running sum from the front would misplace the upper cut by its own float error, about
+    1e-12 here), and a tail moved monotonically stays within its own allowance."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    rng = np.random.default_rng(5)
+    head = rng.random(1_000_000)
+    thin = np.full(1000, 1e-16)
+    pmf = np.concatenate((thin, head / head.sum(), thin))
+    for side in ("up", "down", "drop"):
+        kept, first, moved = lattice_sums._cut(pmf, side, 1e-14)
+        assert moved <= (2e-14 if side == "drop" else 1e-14)
+        if side != "down":  # the upper tail: at most 100 cells of 1e-16 cut
+            assert first + kept.size >= pmf.size - 100
+        if side != "up":  # the lower tail likewise
+            assert first <= 100
+        assert float(kept.sum()) + moved == pytest.approx(float(pmf.sum()), abs=2e-9 if side != "drop" else 1e-15)
+
+
+def test_capped_summands_bracket_the_sum_from_below_on_samples():
+    """With every summand capped (the add direction's upper end at little noise): S >= sum_i min(Y_i, top) >=
+    S' - b - c for every sampled sum, no failure mass above the top, and the law's mean is the capped mean plus
+    its bias."""
+    from scipy.stats import norm
+
+    s, t, cap, h = 2.0, 50, 100.0, 0.01
+    law = rounded_sum_law(s, t, 0, h, "down", cap=cap)
+    top = (math.ceil(cap / h) + 1 + 0.5) * h  # the lattice's top: its last point + h/2 (lattice_sums._summand)
+    rng = np.random.default_rng(11)
+    y = np.exp(s * rng.standard_normal((20_000, t)) - s * s / 2)
+    capped = np.minimum(y, top)
+    rounded = np.floor(capped / h + 0.5 - 1e-12) * h  # cell j collects (y_j - h/2, y_j + h/2]
+    assert law.beyond == 0.0
+    assert np.all(rounded.sum(axis=1) - law.bias - law.spread <= capped.sum(axis=1))
+    assert np.all(capped.sum(axis=1) <= y.sum(axis=1))
+    z = (math.log(top) + s * s / 2) / s
+    capped_mean = norm.cdf(z - s) + top * norm.sf(z)  # E[min(Y, top)], Y ~ LN(-s^2/2, s^2)
+    mean = float((law.values() * law.pmf).sum())
+    assert abs(mean - law.bias - t * capped_mean) < 1e-6 * t
+
+
+def test_bound_on_the_other_summands_holds_on_samples():
+    """P(R > r) <= failure for R the sum of t - 1 base summands (union bound plus Chebyshev), and r is not
+    vacuous (below the mean plus a thousand standard deviations of the uncapped sum)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    s, t, failure = 2.0, 50, 0.01
+    r = family._others_bound(s, t, failure)
+    rng = np.random.default_rng(13)
+    others = np.exp(s * rng.standard_normal((100_000, t - 1)) - s * s / 2).sum(axis=1)
+    assert float(np.mean(others > r)) <= failure
+    assert t - 1 < r < (t - 1) + 1000 * math.sqrt((t - 1) * math.expm1(s * s))
+
+
+@pytest.fixture
+def small_lattices(monkeypatch):
+    """The random-allocation family on lattices a few thousand cells long (its laws recomputed before and after)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    family._sum_law.cache_clear()
+    monkeypatch.setattr(family, "_SUMMAND_CELLS", 1 << 12)
+    monkeypatch.setattr(family, "_SUM_CELLS", 1 << 13)
+    monkeypatch.setattr(family, "_SHIFTED_CELLS", 1 << 8)
+    yield family
+    family._sum_law.cache_clear()
+
+
+def test_shifted_summand_above_its_lattice_is_counted_at_finite_losses_above_the_quadrature(small_lattices):
+    """A shifted summand's lattice cut short (4e-5 of its mass above the top, more than the deltas asked): the
+    mass above is counted at the finite losses ln((y + r) / t) of a geometric grid, the upper end stays above the
+    independent two-step quadrature, and below where that mass sits at +inf."""
+    family = small_lattices
+    s, step = 2.0, 1e-4
+    law = family._bracket_law(s, 2, True, True)
+    assert 1e-5 < law.left_out < 1e-4 and law.beyond < 1e-8  # the base summands' mass above: at +inf
+    for delta in (1e-4, 1e-5):
+        upper = family._bracket_pld(s, 2, "remove", step, True).epsilon(delta)
+        assert _two_step_reference(1.0 / s, delta) <= upper
+        pld = family._bracket_pld(s, 2, "remove", step, True)
+        at_infinity = family.GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass + law.left_out, pld.error, True)
+        assert upper < at_infinity.epsilon(delta)
+
+
 def test_a_capped_lattice_counts_the_mass_above_as_failure():
     s, h = 1.5, 0.05
     law = rounded_sum_law(s, 0, 1, h, "up", max_cells=1000)
@@ -319,21 +449,17 @@ def test_little_noise_where_the_lattice_bracket_reaches_zero_is_refused_above_an
     assert lower.delta(0.0) == 0.0
 
 
-def test_little_noise_takes_the_gaussian_bound_without_amplification_and_the_largest_output_below():
-    """z = 0.1 and 0.3 at 10^4 steps: the lattice bracket is hopeless (its half-width exceeds the sum), so the
-    upper end is the unamplified Gaussian's (a dominating pair by joint convexity) and the lower end the
-    largest-output pair's; both fast, finite, and on the right side of the random-allocation package's bounds."""
-    from dpaudit.accountant.families import random_allocation as family
-
-    assert family._lattice_hopeless(10.0, 10_000) and family._lattice_hopeless(1 / 0.3, 10_000)
-    assert not family._lattice_hopeless(1 / 0.4, 10_000)
-    for z, package_lower, package_upper in ((0.1, None, None), (0.3, 11.571723, 13.409314)):
-        low, high = PLDAccountant().compose(RandomAllocation(z, 10_000)).epsilon_interval(1e-6)
-        gaussian = PLDAccountant().compose(Gaussian(z)).epsilon(1e-6)
-        assert high == pytest.approx(gaussian, rel=1e-6)
-        assert 0 < low <= high < math.inf
-        if package_lower is not None:
-            assert high >= package_lower and low <= package_upper
+def test_too_little_noise_for_the_lattice_takes_the_gaussian_bound_without_amplification():
+    """z = 0.1: the lattice gives up (at least half of its upper end's outcomes at +inf), so the upper end is the
+    unamplified Gaussian's (a dominating pair by joint convexity) instead of a refusal; z = 0.3 keeps the lattice's
+    far tighter upper end, below the Gaussian's."""
+    gaussian = {z: PLDAccountant().compose(Gaussian(z)).epsilon(1e-6) for z in (0.1, 0.3)}
+    low, high = PLDAccountant().compose(RandomAllocation(0.1, 2)).epsilon_interval(1e-6)
+    assert high == pytest.approx(gaussian[0.1], rel=1e-6)
+    assert 0 < low <= high
+    low, high = PLDAccountant().compose(RandomAllocation(0.3, 10)).epsilon_interval(1e-6)
+    assert 0 < low <= high < 0.95 * gaussian[0.3]
+    assert high <= low * 1.01
 
 
 def test_every_step_holding_the_record_is_the_composed_gaussian_exactly():

@@ -16,6 +16,22 @@ least the true one under the first law, so its hockey-stick curve E_P[(1 - e^{ep
 larger at every eps (the Q-mass it lacks sits on outcomes P never produces), a dominating pair that composes
 soundly with any other event. The lower end takes the other bracket (a pointwise smaller loss, which also
 stays a lower bound after composition) and subtracts the failure probability from delta (``GridPLD.error``).
+The remove direction's two ends read one law whose tails were dropped: the lower end without them (less
+P-mass), the upper end with their mass at +inf.
+
+Little noise, k = 1 (analysis ours). The lattice step is set by the heavy-tailed summand's range, so two parts
+are bracketed otherwise. (a) The add direction's upper end brackets S_cap = sum_i min(Y_i, 2t) from below instead
+of S (``rounded_sum_law(cap=...)``, where the base summand's lattice reaches beyond 64 t): S >= S_cap, so the
+add loss is pointwise at least the true one, and on the outcomes it changes both sums are >= 2t, where the add
+loss is < -ln 2, so delta(eps) of the event itself is unchanged for eps >= 0 (compositions and the
+replace-one chain, which also read the losses below -ln 2, get a sound but looser curve); the capped
+summands have no long tail and take a fine lattice. (b) In the remove direction, the outcomes where the
+shifted summand Y lies above the top y_0 of its lattice are left out of the lattice law and counted apart:
+there L = ln((Y + R) / t) with R the sum of the t - 1 base summands, independent of Y, and R <= r except with
+probability at most 1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality
+on the sum of the capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the
+mass 1e-11 where R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half
+of the outcomes of the upper end (z = 0.1), the event is refused (below).
 
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
@@ -50,11 +66,9 @@ The bound without amplification. A fixed allocation of the record to k steps is 
 sqrt(k) / z, and random allocation is a mixture of fixed allocations with the same law without the record;
 hockey-stick divergence is jointly convex, so in both directions the Gaussian pair of mu dominates the
 allocation's. Each direction's upper end is the lattice's unless this pair has the smaller epsilon at each of
-delta in {1e-5, 1e-6, 1e-7}: both are dominating pairs, so the choice only decides tightness. With little
-noise the lattice is not built at all: where the bracket's Hoeffding half-width reaches the mean of the sum (t)
-its add-direction lower bracket is <= 0 around the mean, so its upper end is infinite or nearly so (z <= 0.35 at
-t = 10^4), and it is also where the lattice is slowest; the Gaussian pair is the upper end there, and the
-largest-output pair alone the lower end.
+delta in {1e-5, 1e-6, 1e-7} (both are dominating pairs, so the choice only decides tightness), and it is this pair
+where the lattice gives up (too little noise: the lattice bracket gives an infinite loss to at least half of
+the upper end's outcomes, z = 0.1), instead of a refusal.
 
 Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
 dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy", the group-privacy
@@ -72,7 +86,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from ...errors import UnsupportedEventError
 from ...events import RandomAllocation
@@ -86,6 +100,13 @@ from . import gaussian
 __all__ = ["FAMILY"]
 
 _FINEST = 1e-6  # finest lattice step of a summand
+_OTHERS_MASS = 1e-11  # remove direction, shifted summand above its lattice: the mass where the others exceed r
+_TAIL_Z = 9.0  # ... its geometric grid runs to this standard score (P(Z > 9) = 1.1e-19 above, at +inf)
+_TAIL_CELLS = 1 << 21  # ... at most this many cells
+_U = 2.0**-53
+_USELESS_INF_MASS = 0.5  # an upper PLD with this much mass at +inf is refused (no useful epsilon)
+_ADD_CAP = 2  # the add direction's upper end: summands capped at this many times t ...
+_CAP_ABOVE = 64  # ... where the base summand's lattice reaches beyond this many times t (little noise)
 _SUMMAND_CELLS = 1 << 20  # cells of the widest summand law at the chosen step
 _SUM_CELLS = 1 << 21  # cells of the law of the sum at the chosen step
 _SHIFTED_CELLS = 1 << 23  # most cells of a summand's lattice
@@ -97,24 +118,83 @@ _MAX_MASS_SHRINK = 1e-8  # the max pair's P-masses are lowered by this relative 
 _CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # the two lower PLDs are compared by their epsilon at these deltas
 
 
-def _lattice_step(s: float, t: int, k: int) -> float:
+def _lattice_step(s: float, t: int, k: int, cap: float | None = None) -> float:
     """Lattice step: the base summand within _SUMMAND_CELLS and the sum's spread (16 standard deviations plus
     two of the largest base summands) within _SUM_CELLS, both longer for heavy-tailed summands. (A shifted
-    summand, heavier by e^{s^2}, gets at most _SHIFTED_CELLS points; the mass above counts as failure.)"""
+    summand, heavier by e^{s^2}, gets at most _SHIFTED_CELLS points; the mass above counts as failure.)
+    ``cap``: the summands are min(Y, cap) (second moment E[Y^2 1{Y <= cap}] + cap^2 P(Y > cap)), on the
+    plain lattice (they have no long tail)."""
     base_top = summand_top(s, shifted=False)
-    spread = 16.0 * math.sqrt(t * math.expm1(s * s)) + 2.0 * base_top
+    variance = math.expm1(s * s)
     # heavy-tailed summands (little noise) get longer lattices: their long tails need a finer step
     longer = 4 if s >= 1.8 else 2 if s >= 1.2 else 1
+    if cap is not None and cap < base_top:
+        base_top, longer = cap, 1
+        z = (math.log(cap) + s * s / 2) / s  # the cap's standard score under LN(-s^2/2, s^2)
+        variance = math.exp(s * s) * float(ndtr(z - 2 * s)) + cap * cap * float(ndtr(-z))
+    spread = 16.0 * math.sqrt(t * variance) + 2.0 * base_top
     return max(_FINEST, base_top / (longer * _SUMMAND_CELLS), spread / (longer * _SUM_CELLS))
+
+
+def _add_cap(s: float, t: int) -> float | None:
+    """The add direction's upper end caps every summand at _ADD_CAP t where the base summand's lattice reaches
+    beyond _CAP_ABOVE t (little noise); None otherwise (see the module docstring)."""
+    return _ADD_CAP * t if summand_top(s, shifted=False) > _CAP_ABOVE * t else None
+
+
+def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
+    """The lattice law behind one end of one direction. The remove direction's two ends share one law with its
+    tails dropped (the upper end counts the dropped mass at +inf); the add direction's upper end brackets the
+    capped sum from below with its large sums moved down, its lower end drops both tails (the large sums, of
+    negative loss, more freely)."""
+    if remove:
+        return _sum_law(s, t, True, "drop", None)
+    if pessimistic:
+        return _sum_law(s, t, False, "down", _add_cap(s, t))
+    return _sum_law(s, t, False, "drop_high", None)
 
 
 # The laws do not depend on the loss grid, which the accountant varies while planning: one computation each.
 @lru_cache(maxsize=16)
-def _bracket_law(s: float, t: int, remove: bool, pessimistic: bool) -> LatticeLaw:
-    up = remove == pessimistic  # remove: an upper bracket of S for the upper end; add: a lower one
-    side = ("up" if up else "down") if pessimistic else "drop"
-    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1), side,
-                           max_cells=_SHIFTED_CELLS)
+def _sum_law(s: float, t: int, remove: bool, side: str, cap: float | None) -> LatticeLaw:
+    return rounded_sum_law(s, t - 1 if remove else t, 1 if remove else 0, _lattice_step(s, t, 1, cap), side,
+                           max_cells=_SHIFTED_CELLS, cap=cap, leave_out_above=remove)
+
+
+def _others_bound(s: float, t: int, failure: float) -> float:
+    """r with P(R > r) <= ``failure`` for R the sum of t - 1 base summands (LN(-s^2/2, s^2), mean 1): with B
+    such that (t - 1) P(Y > B) = failure / 2, P(R > r) <= P(some Y_i > B) + P(sum min(Y_i, B) > r), and the
+    capped sum (mean <= t - 1, variance <= (t - 1) E[min(Y, B)^2]) exceeds r = t - 1 + sqrt(2 (t - 1)
+    E[min(Y, B)^2] / failure) with probability at most failure / 2 (Chebyshev)."""
+    z = -float(ndtri(failure / (2.0 * (t - 1))))  # the standard score of B
+    cap = math.exp(-s * s / 2 + s * z)
+    second = math.exp(s * s) * float(ndtr(z - 2 * s)) + cap * cap * failure / (2.0 * (t - 1))
+    return (t - 1) + math.sqrt(2.0 * (t - 1) * second / failure)
+
+
+def _shifted_tail_atoms(s: float, t: int, law: LatticeLaw, step: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(losses, P-masses, mass at +inf) of the remove direction's outcomes left out of ``law``: the shifted summand
+    Y above the top y_0 of its lattice (see the module docstring). There L = ln((Y + R) / t) with R the sum of
+    the t - 1 base summands, independent of Y, and R <= r except with probability at most _OTHERS_MASS /
+    P(Y > y_0) (:func:`_others_bound`): on Y in (y_j, y_j+1] of a geometric grid, L <= ln((y_j+1 + r) / t).
+    The grid runs to exp(mu + 9 s) (the mass above, and the mass where R > r, at +inf); cell masses are
+    differences of the normal survival function, each within a few ulps of the tail mass: (cells + 1) 8 u
+    P(Y > y_0) in all, also at +inf."""
+    if law.left_out <= _OTHERS_MASS:
+        return np.zeros(0), np.zeros(0), law.left_out
+    mu = s * s / 2
+    r = _others_bound(s, t, _OTHERS_MASS / law.left_out) if t > 1 else 0.0
+    low, high = math.log(law.left_out_above), mu + _TAIL_Z * s
+    if low >= high:
+        return np.zeros(0), np.zeros(0), law.left_out
+    cells = int(min(_TAIL_CELLS, math.ceil((high - low) / (step / 2))))
+    log_y = np.linspace(low, high, cells + 1)
+    tail = ndtr((mu - log_y) / s)  # P(Y > y_j)
+    masses = np.maximum(tail[:-1] - tail[1:], 0.0)
+    losses = np.log((np.exp(log_y[1:]) + r) / t)
+    losses += 1e-12 * np.maximum(1.0, np.abs(losses))  # a hair high: float rounding of the loss
+    inf_mass = float(tail[-1]) + _OTHERS_MASS + (cells + 1) * 8 * _U * law.left_out
+    return losses, masses, inf_mass
 
 
 @lru_cache(maxsize=8)
@@ -133,25 +213,29 @@ def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: boo
     failure = FAILURE + law.beyond  # outside this event the bracket holds
     keep = (law.pmf > 0) & (values > 0)
     if pessimistic:
-        inf_mass = law.worst + failure
+        inf_mass = law.worst + law.dropped + failure  # mass cut away: at +inf
         if not remove:
             inf_mass += float(law.pmf[values <= 0].sum())  # S = 0: the add loss is +inf
     else:
         inf_mass = 0.0
-    if not keep.any() and pessimistic:
-        # no finite loss on this side (little noise: the bracket reaches 0 everywhere): no upper end here
+    if pessimistic and (not keep.any() or inf_mass >= _USELESS_INF_MASS):
+        # little noise: the bracket reaches 0 for most outcomes, so epsilon is infinite at every delta below that
         raise UnsupportedEventError(
             f"RandomAllocation(noise_multiplier={1.0 / s:g}, num_steps={t}): the noise is too small for the "
-            "random-allocation analysis (every outcome of the lattice bracket has an infinite loss); a sound upper "
-            "bound without amplification is the fixed allocation: SelfComposed(Gaussian(noise_multiplier), "
-            "num_selected)")
+            "random-allocation analysis (the lattice bracket gives an infinite loss to at least half of the "
+            "outcomes); a sound upper bound without amplification is the fixed allocation: "
+            "SelfComposed(Gaussian(noise_multiplier), num_selected)")
     if not keep.any():  # the lower end: nothing finite to keep
         return GridPLD(step, 0, np.zeros(1), min(1.0, inf_mass), law.error + (0.0 if pessimistic else failure),
                        pessimistic)
-    losses = np.log(values[keep] / t)
+    losses, masses = np.log(values[keep] / t), law.pmf[keep]
     if not remove:
         losses = -losses
-    pld = from_atoms(step, losses, law.pmf[keep], min(1.0, inf_mass), pessimistic)
+    elif pessimistic:  # the outcomes left out of the law (the lower end leaves them out: less P-mass)
+        tail_losses, tail_masses, tail_inf = _shifted_tail_atoms(s, t, law, step)
+        losses, masses = np.concatenate((losses, tail_losses)), np.concatenate((masses, tail_masses))
+        inf_mass += tail_inf
+    pld = from_atoms(step, losses, masses, min(1.0, inf_mass), pessimistic)
     # lower end: the failure event's mass may sit anywhere in the law, so delta is lowered by it
     error = law.error + (0.0 if pessimistic else failure)
     return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, error, pessimistic)
@@ -240,13 +324,6 @@ def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 
-def _lattice_hopeless(s: float, t: int) -> bool:
-    """Whether the 1-of-t lattice bracket's Hoeffding half-width reaches t, the mean of the sum S (see the
-    docstring): its upper end would be infinite or far above the Gaussian pair's."""
-    h = _lattice_step(s, t, 1)
-    return h * math.sqrt(t * math.log(2.0 / FAILURE) / 2.0) >= t
-
-
 def _unamplified(s: float, k: int, step: float) -> GridPLD:
     """The upper PLD of k Gaussian steps at mu = sqrt(k) s (symmetric: both directions); see the docstring."""
     return gaussian.FAMILY.pld_pair(Leaf("gaussian", math.sqrt(k) * s), "add_remove", step, True)[0]
@@ -262,7 +339,7 @@ def _unamplified_tighter(lattice: GridPLD, s: float, k: int) -> bool:
 
 def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
     """The upper end of one direction: the lattice's, or the Gaussian pair's where that is tighter."""
-    if t // k == 1 or _lattice_hopeless(s, t // k):  # 1 of 1 step is the Gaussian itself
+    if t // k == 1:  # 1 of 1 step is the Gaussian itself
         return _unamplified(s, k, step)
     try:
         lattice = _bracket_pld(s, t // k, direction, step, True)
@@ -280,9 +357,6 @@ def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, o
             plds[direction] = _upper_pld(s, t, k, direction, step)
             continue
         largest = _max_lower_pld(s, t, k, direction, step)
-        if _lattice_hopeless(s, t):  # the lattice would be slow and show little: the largest output alone
-            plds[direction] = largest
-            continue
         if k == 1:
             plds[direction] = _bracket_pld(s, t, direction, step, False)
         else:

@@ -14,11 +14,22 @@ c = h sqrt(n ln(2 / eta) / 2) except with probability eta. So S' - b - c <= S <=
 outside a failure event of probability at most eta + (mass of the summands beyond the top): a pointwise
 bracket of S, whose width 2c grows like sqrt(n) h rather than the n h of rounding every summand one way.
 
-Tails of a law below ``_TAIL`` per convolution are cut on the side the caller declares: moved monotonically
-(pessimistic: the lower tail up to the first kept point when an upper bracket is wanted, or the upper tail
-down for a lower one, the other tail to the worst end) or dropped (optimistic), which keeps the bracket
-pointwise. The FFT round-off is bounded per cell by 16 u log2(n) |a|_2 |b|_2 (Higham 2002, Sec. 24.1) and
-summed over the cells into ``error`` (an l1 bound).
+Tails of a law are cut on the side the caller declares: moved monotonically (pessimistic: the lower tail, up
+to ``_MOVED_TAIL``, up to the first kept point when an upper bracket is wanted, or the upper tail down for a
+lower one; the other tail, up to ``_TAIL / weight``, to the worst end) or dropped (optimistic, both up to
+``_TAIL / weight``), which keeps the bracket pointwise (``weight``: how often the law is counted in the final
+one, below). Each tail's mass is summed from its own end (a running sum over the whole law would misplace the
+cut by its own float error, ~1e-12), so the mass sent to the worst end or dropped, counted ``weight`` times,
+adds up to about ``_TAIL`` per convolution in the final law.
+
+Round-off. Every FFT convolution's l1 error is bounded by ``grid._convolve`` (Higham 2002, "Accuracy and
+Stability of Numerical Algorithms", Sec. 24.1, Thm 24.2: the 2-norm error of a product of transforms is at
+most ~c u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2), and the l1 error at most sqrt(n) times that) and summed into
+``error``. The sum of n copies counts the error of its first squaring about n / 2 times, so a convolution
+whose result is counted ``weight`` > 1 times runs in extended precision (``np.longdouble``: u = 2^-64 on
+x86-64 against 2^-53, the result rounded to float64 with the rounding counted) whenever its float64 bound
+times ``weight`` exceeds ``_ROUNDOFF_BUDGET``: at t = 10^4 summands (z = 0.7) that lowers the total
+round-off bound from 2.9e-8 to 4.5e-11.
 """
 
 from __future__ import annotations
@@ -27,14 +38,16 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import fftconvolve
 from scipy.special import ndtr
+
+from .grid import _convolve as _fft_convolve, convolution_error
 
 __all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
-_TAIL = 1e-15  # mass cut per truncation
+_TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law is counted in the final one
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
-_SPLIT_ABOVE = 1e-14  # ... when the round-off bound of one plain convolution exceeds this
+_MOVED_TAIL = 1e-9  # mass of a tail moved monotonically (not to the worst end) per truncation
+_ROUNDOFF_BUDGET = 1e-11  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
 FAILURE = 1e-15
@@ -47,7 +60,8 @@ class LatticeLaw:
     (pessimistic cuts), ``dropped`` the mass cut away (optimistic cuts), ``error`` an l1 bound on the FFT
     round-off in ``pmf``. ``bias`` is b = the summed mean rounding error, ``spread`` the Hoeffding half-width
     c at failure probability :data:`FAILURE`, and ``beyond`` the probability that a summand lies above the
-    top of its lattice (where the bracket does not hold)."""
+    top of its lattice (where the bracket does not hold). ``left_out``: the probability of the outcomes left
+    out of ``pmf`` (a shifted summand above ``left_out_above``, see :func:`rounded_sum_law`)."""
 
     pmf: np.ndarray
     offset: int
@@ -58,6 +72,8 @@ class LatticeLaw:
     bias: float = 0.0
     spread: float = 0.0
     beyond: float = 0.0
+    left_out: float = 0.0
+    left_out_above: float = math.inf
 
     def values(self) -> np.ndarray:
         """The lattice points of ``pmf``."""
@@ -69,12 +85,16 @@ def summand_top(s: float, shifted: bool = True) -> float:
     return math.exp((1 if shifted else -1) * s * s / 2 + s * _Z_TAIL)
 
 
-def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[np.ndarray, float, float, float]:
+def _summand(mu: float, s: float, h: float, top: float | None = None, above: str = "last"
+             ) -> tuple[np.ndarray, float, float, float, float]:
     """(pmf of round(min(Y, top)) on y = j h, P(Y > top), mean rounding error E[(round(Y) - Y) 1{Y <= top}],
-    a bound on the float error of that mean) for Y ~ LN(mu, s^2); the lattice runs up to ``top`` (default
-    exp(mu + 8 s)), rounded up to a point + h/2. Cell masses come from the normal CDF below the median and from
-    its complement above (each accurate to a few ulps relative), so the mean's float error is a few ulps per
-    cell of the mean itself."""
+    a bound on the float error of that mean, the top) for Y ~ LN(mu, s^2); the lattice runs up to ``top``
+    (default exp(mu + 8 s)), rounded up to a point + h/2. ``above`` says what becomes of the mass above the top:
+    "last": on the last point (where the bracket fails: counted in the second value); "cap": the summand is
+    min(Y, top) itself (its rounding error stays within h/2 there too), the second value is 0 and the mean
+    rounding error is that of min(Y, top); "leave": left out of the pmf (the caller accounts for it; the second
+    value is 0). Cell masses come from the normal CDF below the median and from its complement above (each
+    accurate to a few ulps relative), so the mean's float error is a few ulps per cell of the mean itself."""
     cells = int(math.ceil((math.exp(mu + s * _Z_TAIL) if top is None else top) / h)) + 1
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
@@ -89,18 +109,16 @@ def _summand(mu: float, s: float, h: float, top: float | None = None) -> tuple[n
     # E[Y 1{Y <= top}] = e^{mu + s^2/2} Phi((ln top - mu - s^2) / s) (lognormal partial mean)
     partial_mean = math.exp(mu + s * s / 2) * float(ndtr((math.log(top) - mu - s * s) / s))
     lattice_mean = float(np.dot(np.arange(cells + 1) * h, pmf))
+    if above == "leave":  # not in the pmf, so not a failure of its bracket either
+        beyond = 0.0
+    else:
+        pmf[-1] += beyond  # values above the top: onto the last point
+    if above == "cap":  # E[min(Y, top)] = E[Y 1{Y <= top}] + top P(Y > top), the top rounded down to the last point
+        lattice_mean += cells * h * beyond
+        partial_mean += top * beyond
+        beyond = 0.0
     float_error = (cells + 16) * 8 * _U * (lattice_mean + partial_mean)
-    pmf[-1] += beyond  # values above the top: onto the last point
-    return pmf, beyond, lattice_mean - partial_mean, float_error
-
-
-def _roundoff(a: np.ndarray, b: np.ndarray, n: int) -> float:
-    """l1 bound on the FFT round-off of a * b over its n cells: a radix-2 FFT has relative 2-norm error at most
-    ~5 u log2 n (Higham 2002, Thm 24.2), so the computed product of the transforms, transformed back, is off
-    by at most 16 u log2(n) (|a|_2 |b|_1 + |a|_1 |b|_2) in 2-norm (|F x|_inf <= |x|_1, F^-1 scales the
-    2-norm by 1 / sqrt(n) against sqrt(n) for F), and the l1 norm is at most sqrt(n) times that."""
-    norms = float(np.linalg.norm(a) * np.abs(b).sum() + np.abs(a).sum() * np.linalg.norm(b))
-    return math.sqrt(n) * 16 * _U * math.log2(n + 1) * norms
+    return pmf, beyond, lattice_mean - partial_mean, float_error, top
 
 
 def _head(pmf: np.ndarray) -> tuple[int, int]:
@@ -111,50 +129,71 @@ def _head(pmf: np.ndarray) -> tuple[int, int]:
     return min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
-    """(a * b, l1 bound on its round-off). Laws whose mass sits in a window much narrower than their array
-    (the long, thin tails of lognormal summands) are split into that window and the rest, so the round-off,
-    which grows with the array's length times the norms, is paid at full length only on the thin parts."""
-    n = a.size + b.size - 1
-    plain = _roundoff(a, b, n)
-    if plain < _SPLIT_ABOVE:
-        return fftconvolve(a, b), plain
-    (alo, ahi), (blo, bhi) = _head(a), _head(b)
-    if (ahi - alo) + (bhi - blo) > n // 2:
-        return fftconvolve(a, b), plain
-    a_rest = a.copy()
-    a_rest[alo:ahi] = 0.0
-    core = fftconvolve(a[alo:ahi], b[blo:bhi])
-    if a is b:  # a * a = head * head + rest * (a + head)
-        with_head = a.copy()
-        with_head[alo:ahi] *= 2.0
-        out = fftconvolve(a_rest, with_head)
-        error = _roundoff(a_rest, with_head, n)
-    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
-        b_rest = b.copy()
-        b_rest[blo:bhi] = 0.0
-        out = fftconvolve(a_rest, b)
-        out[alo:alo + (ahi - alo) + b.size - 1] += fftconvolve(a[alo:ahi], b_rest)
-        error = _roundoff(a_rest, b, n) + _roundoff(a[alo:ahi], b_rest, n)
-    out[alo + blo:alo + blo + core.size] += core
-    error += _roundoff(a[alo:ahi], b[blo:bhi], core.size) + 2 * _U * n * float(a_rest.sum())
+def _product(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off, from ``grid._convolve``), in extended precision when the result is
+    counted more than once and float64's bound times ``weight`` would exceed _ROUNDOFF_BUDGET (that bound
+    estimated from the bounds of a * a and b * b scaled to the masses of a * b: it only decides the precision;
+    a result counted once keeps float64's bound, at most ~1e-11 here, at a fifth of the cost)."""
+    mass_a, mass_b = float(a.sum()), float(b.sum())
+    if mass_a <= 0.0 or mass_b <= 0.0:
+        return _fft_convolve(a, b)[:2]
+    estimate = convolution_error(a) if a is b else 0.5 * (convolution_error(a) * mass_b / mass_a
+                                                         + convolution_error(b) * mass_a / mass_b)
+    out, error, _ = _fft_convolve(a, b, precise=weight > 1.0 and weight * estimate > _ROUNDOFF_BUDGET)
     return out, error
 
 
-def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
-    """Trim both tails by at most _TAIL each; returns (kept pmf, index of its first cell, mass moved to the
-    worst end or dropped). ``side`` "up": the lower tail moves up to the first kept cell and the upper tail
-    to the worst end (+inf); "down": the upper tail moves down to the last kept cell and the lower tail to
-    the worst end (0); "drop": both tails are dropped."""
+def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float]:
+    """(a * b, l1 bound on its round-off); ``weight``: how often the result is counted in the final law (see
+    the module docstring). Laws whose mass sits in a window much narrower than their array (the long, thin
+    tails of lognormal summands) are split into that window and the rest, so the round-off, which grows with
+    the array's length times the norms, is paid at full length only on the thin parts; the partial products
+    are added cell by cell (each addition a relative u: at most u |a|_1 |b|_1 in l1)."""
+    n = a.size + b.size - 1
+    (alo, ahi), (blo, bhi) = _head(a), _head(b)
+    if (ahi - alo) + (bhi - blo) > n // 4:
+        return _product(a, b, weight)
+    a_rest = a.copy()
+    a_rest[alo:ahi] = 0.0
+    head_a = a[alo:ahi]
+    core, error = _product(head_a, head_a if a is b else b[blo:bhi], weight)
+    if a is b:  # a * a = head * head + rest * (a + head)
+        with_head = a.copy()
+        with_head[alo:ahi] *= 2.0
+        out, rest_error = _product(a_rest, with_head, weight)
+        additions = 1
+    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
+        b_rest = b.copy()
+        b_rest[blo:bhi] = 0.0
+        out, rest_error = _product(a_rest, b, weight)
+        cross, cross_error = _product(head_a, b_rest, weight)
+        out[alo:alo + cross.size] += cross
+        rest_error += cross_error
+        additions = 2
+    out[alo + blo:alo + blo + core.size] += core
+    mass = float(np.abs(a).sum()) * float(np.abs(b).sum())
+    return out, error + rest_error + additions * 2.0 * _U * mass
+
+
+def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, float]:
+    """Trim the tails; returns (kept pmf, index of its first cell, mass moved to the worst end or dropped).
+    ``side`` "up": the lower tail (at most _MOVED_TAIL) moves up to the first kept cell and the upper tail (at
+    most ``tail``) to the worst end (+inf); "down": the upper tail (at most _MOVED_TAIL) moves down to the last
+    kept cell and the lower tail (at most ``tail``) to the worst end (0); "drop": both tails (at most ``tail``
+    each) are dropped; "drop_high": likewise, the upper one up to _MOVED_TAIL. A moved tail keeps the bracket on
+    its side pointwise (sound) and needs no delta term, and a dropped one only lowers a lower end; either
+    loosens the curve only through its outcomes, which for the _MOVED_TAIL cuts lie far on the side where the
+    user's loss is negative (a small sum for the remove direction's upper end, a large one for the add
+    direction's ends)."""
     pmf = np.maximum(pmf, 0.0)
-    cumulative = np.cumsum(pmf)
-    total = cumulative[-1]
-    lo = int(np.searchsorted(cumulative, _TAIL, side="right"))
-    hi = int(np.searchsorted(cumulative, total - _TAIL, side="left")) + 1
+    low_tail = _MOVED_TAIL if side == "up" else tail
+    high_tail = _MOVED_TAIL if side in ("down", "drop_high") else tail
+    lo = int(np.searchsorted(np.cumsum(pmf), low_tail, side="right"))
+    hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), high_tail, side="right"))  # the upper tail from its end
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
     kept = pmf[lo:hi].copy()
     below, above = float(pmf[:lo].sum()), float(pmf[hi:].sum())
-    if side == "drop":
+    if side in ("drop", "drop_high"):
         return kept, lo, below + above
     if side == "up":
         kept[0] += below
@@ -163,14 +202,15 @@ def _cut(pmf: np.ndarray, side: str) -> tuple[np.ndarray, int, float]:
     return kept, lo, below
 
 
-def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
-    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``."""
-    pmf, roundoff = _convolve(a.pmf, b.pmf)
+def _add(a: LatticeLaw, b: LatticeLaw, side: str, weight: float = 1.0) -> LatticeLaw:
+    """The law of the sum of two independent lattice variables (same step), tails cut on ``side``; the result
+    is counted ``weight`` times in the final law (it decides the precision of the convolution)."""
+    pmf, roundoff = _convolve(a.pmf, b.pmf, weight)
     error = a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error + roundoff
-    kept, lo, lost = _cut(pmf, side)
+    kept, lo, lost = _cut(pmf, side, _TAIL / weight)
     worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
     dropped = a.dropped + b.dropped
-    if side == "drop":
+    if side in ("drop", "drop_high"):
         dropped += lost
     else:
         worst += lost
@@ -179,7 +219,8 @@ def _add(a: LatticeLaw, b: LatticeLaw, side: str) -> LatticeLaw:
 
 
 def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
-    """The law of the sum of ``count`` independent copies of ``base`` (squaring)."""
+    """The law of the sum of ``count`` independent copies of ``base`` (squaring; a square of 2^j copies is
+    counted about count / 2^j times in the result)."""
     result: LatticeLaw | None = None
     power = base
     while True:
@@ -189,25 +230,39 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
         if not count:
             assert result is not None
             return result
-        power = _add(power, power, side)
+        power = _add(power, power, side, weight=float(count))
 
 
 def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
-                    common_top: bool = False, max_cells: int | None = None) -> LatticeLaw:
+                    common_top: bool = False, max_cells: int | None = None, cap: float | None = None,
+                    leave_out_above: bool = False) -> LatticeLaw:
     """The law of S' = the sum of ``base_count`` base and ``shifted_count`` shifted summands, each rounded to
-    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down" or "drop", see
+    the nearest point of the lattice of step ``h``; tails cut on ``side`` ("up", "down", "drop" or "drop_high", see
     :func:`_cut`). Its ``bias``, ``spread`` and ``beyond`` bracket the exact sum (module docstring).
     ``common_top``: every summand is cut at the base summand's top, so S' is one function of the outputs
     whichever of them are shifted (for a post-processing statistic); otherwise each kind has its own top, at
-    most ``max_cells`` lattice points (the mass above counts in ``beyond``)."""
+    most ``max_cells`` lattice points (the mass above counts in ``beyond``). ``cap``: every summand is replaced
+    by min(Y_i, cap') (cap' >= cap, the top of the lattice), a pointwise smaller sum whose rounding errors stay
+    within h/2 everywhere: a lower bracket of S without failure mass above the top (for lower brackets only).
+    ``leave_out_above``: the outcomes where a shifted summand lies above its top are left out of the law (their
+    probability in ``left_out``, that top in ``left_out_above``, neither in ``beyond``): on the rest the bracket
+    fails only with probability ``beyond`` + :data:`FAILURE` (the rounding errors times the indicators of the
+    summands below their tops are the independent bounded variables of Hoeffding's inequality)."""
     parts = []
     float_slack = 0.0  # the float error of the summed mean rounding errors
-    for count, mu in ((base_count, -s * s / 2), (shifted_count, s * s / 2)):
+    left_out, left_out_above = 0.0, math.inf
+    for count, mu, shifted in ((base_count, -s * s / 2, False), (shifted_count, s * s / 2, True)):
         if count:
             top = summand_top(s, shifted=False) if common_top else math.exp(mu + s * _Z_TAIL)
             if max_cells is not None:
                 top = min(top, max_cells * h)
-            pmf, beyond, mean_error, float_error = _summand(mu, s, h, top)
+            if cap is not None:
+                top = min(top, cap)
+            above = "cap" if cap is not None else "leave" if shifted and leave_out_above else "last"
+            pmf, beyond, mean_error, float_error, top = _summand(mu, s, h, top, above)
+            if above == "leave":  # P(some shifted summand above the top)
+                left_out = -math.expm1(count * math.log1p(-float(ndtr((mu - math.log(top)) / s))))
+                left_out_above = top
             summand = LatticeLaw(pmf, 0, h, bias=mean_error, beyond=beyond)
             parts.append(_power(summand, count, side))
             float_slack += count * float_error
@@ -215,4 +270,4 @@ def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, sid
     n = base_count + shifted_count
     spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack  # Hoeffding half-width
     return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
-                      law.beyond)
+                      law.beyond, left_out, left_out_above)
