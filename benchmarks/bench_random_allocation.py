@@ -229,10 +229,13 @@ _SMALL_Z_NOTES = [
     "where it was at +inf) at the losses ln((y + r) / t) of a geometric grid in y, with r a bound on the other "
     "t - 1 summands (a union bound above a cap and Chebyshev below it; r = 4.75e6 at z = 0.3, 1.8e10 at 0.2) "
     "and the 1e-11 of mass where they exceed r at +inf. At z = 0.1 the lattice bracket still gives an infinite "
-    "loss to most of the add direction's outcomes: the event is refused (UnsupportedEventError naming the "
-    "sound unamplified alternative, SelfComposed(Gaussian(z), k)); no z = 0.1 row for that reason. At t = 2 "
-    "the add direction (a sum of two tiny summands, which an additive bracket cannot follow near 0) still has "
-    "an infinite upper end at z = 0.3 (delta = 1e-4: [16.589378, inf], quadrature 16.591025).",
+    "loss to most of the add direction's outcomes, so the upper end is the Gaussian pair without amplification "
+    "(SelfComposed(Gaussian(z), k): hockey-stick divergence is jointly convex, so the mixture over allocations is "
+    "no less private than the worst fixed one), far above the package's upper bound: the z = 0.1 row is the one "
+    "wider than 2%. The same pair is the upper end wherever it is tighter than the lattice's at each of delta "
+    "1e-5, 1e-6, 1e-7: at t = 2 the add direction (a sum of two tiny summands, which an additive bracket cannot "
+    "follow near 0) has an infinite lattice upper end at z = 0.3 (delta = 1e-4: [16.589378, inf], quadrature "
+    "16.591025), where the Gaussian's is finite.",
     "",
     "Lower end: per direction, the largest-output pair (the sliced law of max_i x_i; the threshold events "
     "{max > C} of the package's lower bound are among its events) where it is above the lattice's lower end. At "

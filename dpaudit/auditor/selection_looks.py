@@ -5,8 +5,8 @@ fixed-budget audit draws, and runs the witness search first on its first PILOT_S
 generator of its own). The selection stops there, for futility, when the pilot is decisive (:func:`pilot_futile`):
 
 * **futility**: its best event is predicted to certify a positive bound below PILOT_FUTILITY_SHARE of the claimed
-  epsilon at the full certification budget (``witness_search/prediction.py``): the pilot resolves the outputs'
-  signal, and it is far from a violation.
+  epsilon at the full certification budget (``witness_search/prediction.py``), by PILOT_ERROR_Z standard errors
+  of the event's estimate: the pilot resolves the outputs' signal, and it is far from a violation.
 
 Otherwise (a prediction near or above the claim, or nothing predicted above 0, as at tiny epsilon where the
 selection noise hides the signal) the search runs on the whole batch exactly as in a fixed-budget audit (same
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from .witness_search.candidate import Candidate
 
-__all__ = ["pilot_rows", "pilot_futile", "PILOT_SHARE", "MIN_PILOT", "PILOT_FUTILITY_SHARE"]
+__all__ = ["pilot_rows", "pilot_futile", "PILOT_SHARE", "MIN_PILOT", "PILOT_FUTILITY_SHARE", "PILOT_ERROR_Z"]
 
 #: Share of the selection rows the pilot search sees.
 PILOT_SHARE = 1.0 / 8.0
@@ -38,6 +38,8 @@ MIN_PILOT = 2_000
 #: The pilot stops the selection for futility when its best event is predicted to certify a positive bound below this
 #: share of the claim.
 PILOT_FUTILITY_SHARE = 0.5
+#: ... by this many standard errors of its ln(p / q) estimate.
+PILOT_ERROR_Z = 2.0
 
 
 def pilot_rows(n_select: int, *, pilot: bool) -> int | None:
@@ -49,5 +51,11 @@ def pilot_rows(n_select: int, *, pilot: bool) -> int | None:
 
 def pilot_futile(candidates: Sequence[Candidate], epsilon: float) -> bool:
     """Whether the selection stops at the pilot (futility), else it searches the whole batch; ``candidates`` best
-    first (``selector.search_witnesses`` on the pilot rows)."""
-    return bool(candidates) and 0.0 < candidates[0].predicted < PILOT_FUTILITY_SHARE * epsilon
+    first (``selector.search_witnesses`` on the pilot rows). The prediction must stay below the share of the claim
+    by PILOT_ERROR_Z of its standard error (``Candidate.error``, when known): at tiny epsilon the pilot's estimate
+    of ln(p / q) is all noise (discrete Laplace at epsilon 0.01: an interval predicted at 0.3 of the claim from
+    12,500 rows, with a standard error above the claim itself)."""
+    if not candidates:
+        return False
+    top = candidates[0]
+    return 0.0 < top.predicted and top.predicted + PILOT_ERROR_Z * top.error < PILOT_FUTILITY_SHARE * epsilon
