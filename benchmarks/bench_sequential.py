@@ -233,7 +233,8 @@ def witness_cases(seeds: int) -> tuple[list[str], list[dict]]:
               "and 3/10 (sequential) over these seeds; before the median half-line the search certified 0 on it (4/4 "
               f"seeds 50-53 missed). The correct mechanism's sequential audits stop for futility in {futile}/{seeds} "
               "seeds (no violation could be certified at the budget), at a bound certified on the samples drawn so "
-              "far: the sequential minimum is that of an early look.", ""]
+              "far, and only once some look has certified a positive bound (or the pilot witness search stopped for "
+              "futility by two standard errors): a trend that has certified nothing is mostly noise.", ""]
     return lines, rows
 
 
