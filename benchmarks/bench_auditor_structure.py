@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from _mechanisms import DiscreteLaplace
 from _timing import machine_line
 from scipy.stats import norm
 
@@ -58,17 +59,6 @@ class WithoutSupport:
 
     def __call__(self, data, size, rng):
         return self.mechanism(data, size, rng)
-
-
-class DiscreteLaplace:
-    """x + G1 - G2 with G1, G2 ~ Geometric(1 - e^-scale_epsilon): P[k] proportional to e^-eps|k - x|."""
-
-    def __init__(self, noise_epsilon: float) -> None:
-        self.noise_epsilon = noise_epsilon
-
-    def __call__(self, data, size, rng):
-        p = 1.0 - math.exp(-self.noise_epsilon)
-        return data[0] + rng.geometric(p, size) - rng.geometric(p, size)
 
 
 class WideRandomizedResponse:

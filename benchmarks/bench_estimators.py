@@ -24,22 +24,20 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 from _timing import machine_line
-from bench_sequential import _DiscreteLaplace, _RareNaN, merge_sections  # the witness cases' mechanisms, shared
+from _mechanisms import witness_cases
+from _sections import write_sections
 from scipy.stats import binom, norm
 
 import dpaudit
 import dpaudit.auditor.scores as scores_module
-from dpaudit._io import atomic_write_text
 from dpaudit.accountant import gdp_epsilon
 from dpaudit.auditor.certify import side_alpha
 from dpaudit.auditor.scores import audit_one_run, audit_scores
 from dpaudit.auditor.witness import Column, ScoreRegion
-from dpaudit.reporting import json_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 DELTA = 1e-5
@@ -252,9 +250,7 @@ def witness(seeds: int) -> tuple[list[str], list[dict]]:
              "with E' [d_prime -> d]`).", "",
              "| case | claim | true eps | seeds | flagged fixed / sequential | bound > 0 (fixed) | fixed: bound (event) per seed |",
              "|---|---|---|---|---|---|---|"]
-    cases = [("discrete Laplace, noise 0.004 on a shift of 2 (2x twin)", _DiscreteLaplace(0.004), [0.0], [2.0], 0.004, 0.008),
-             ("discrete Laplace, noise 0.005 on a shift of 2 (correct)", _DiscreteLaplace(0.005), [0.0], [2.0], 0.01, 0.01),
-             ("Laplace with a NaN branch p = 5e-5", _RareNaN(), [0.0], [1.0], 1.0, math.inf)]
+    cases = witness_cases()
     rows = []
     for name, mechanism, d, d_prime, claim, truth in cases:
         first = 50 if "discrete" in name else 0
@@ -308,33 +304,13 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, choices=sorted(HEADINGS),
                         help="re-run these sections and replace them in the existing report (the others are kept)")
     args = parser.parse_args()
-    started = time.perf_counter()
-    lines = ["# Estimators", "", f"Generated {datetime.date.today()} by `benchmarks/bench_estimators.py`. {machine_line()} "
-             "(machine shared with other jobs: times are not measured here).", ""]
-    data: dict = {}
+    header = ["# Estimators", "", f"Generated {datetime.date.today()} by `benchmarks/bench_estimators.py`. {machine_line()} "
+              "(machine shared with other jobs: times are not measured here).", ""]
     sections = [("scores", lambda: scores_against_jax(4 if args.quick else 10)),
                 ("validity", lambda: validity(40 if args.quick else 200)),
                 ("fdp", lambda: fdp(4 if args.quick else 20, 4 if args.quick else 10)),
                 ("witness", lambda: witness(3 if args.quick else 10))]
-    fresh: dict[str, list[str]] = {}
-    for name, section in sections:
-        if name in args.skip or (args.only is not None and name not in args.only):
-            continue
-        section_lines, section_data = section()
-        lines += section_lines
-        fresh[name] = section_lines
-        data[name] = section_data
-    out = ROOT / "reports"
-    if args.only is not None and (out / "estimators.md").exists():
-        note = (f"Re-run {datetime.date.today()} with `--only {' '.join(args.only)}` ({machine_line()}): those sections; "
-                "the others are from the run above.")
-        text = merge_sections((out / "estimators.md").read_text(), fresh, note, HEADINGS)
-        data = {**json.loads((out / "estimators.json").read_text()), **data}
-    else:
-        lines.append(f"Total {time.perf_counter() - started:.0f} s.")
-        text = "\n".join(lines) + "\n"
-    atomic_write_text(out / "estimators.md", text)
-    atomic_write_text(out / "estimators.json", json.dumps(json_ready(data), indent=1) + "\n")
+    text = write_sections(ROOT / "reports" / "estimators.md", header, {}, sections, HEADINGS, args.skip, args.only)
     print(text)
 
 

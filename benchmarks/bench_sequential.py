@@ -25,12 +25,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _mechanisms import witness_cases as tiny_epsilon_cases
+from _sections import write_sections
 from _timing import machine_line
 from scipy.stats import binom
 
 import dpaudit
-from dpaudit._io import atomic_write_text
-from dpaudit.reporting import json_ready
 from dpaudit.auditor.certify import epsilon_lower_bound, side_alpha
 from dpaudit.auditor.looks import FINAL_SHARE
 from dpaudit.auditor.witness import Column, ScoreRegion
@@ -175,30 +175,11 @@ def price_of_looking(samples: int) -> tuple[list[str], list[dict]]:
     return lines, rows
 
 
-class _DiscreteLaplace:
-    def __init__(self, noise_epsilon: float) -> None:
-        self.noise_epsilon = noise_epsilon
-
-    def __call__(self, data, size, rng):
-        p = 1.0 - math.exp(-self.noise_epsilon)
-        return data[0] + rng.geometric(p, size) - rng.geometric(p, size)
-
-
-class _RareNaN:
-    def __call__(self, data, size, rng):
-        out = data[0] + rng.laplace(0.0, 1.0, size)
-        if data[0] > 0:
-            out[rng.random(size) < 5e-5] = np.nan
-        return out
-
-
 def witness_cases(seeds: int) -> tuple[list[str], list[dict]]:
     lines = ["## Witness search: tiny epsilon on integers, a rare NaN branch (10^6 samples per input)", "",
              "| case | claimed eps | true eps | seeds | flagged: fixed / sequential | min bound: fixed / sequential | "
              "witness a pooled pair: fixed / sequential |", "|---|---|---|---|---|---|---|"]
-    cases = [("discrete Laplace, noise 0.004 on a shift of 2 (2x twin)", _DiscreteLaplace(0.004), [0.0], [2.0], 0.004, 0.008),
-             ("discrete Laplace, noise 0.005 on a shift of 2 (correct)", _DiscreteLaplace(0.005), [0.0], [2.0], 0.01, 0.01),
-             ("Laplace with a NaN branch p = 5e-5", _RareNaN(), [0.0], [1.0], 1.0, math.inf)]
+    cases = tiny_epsilon_cases()
     rows = []
     for name, mechanism, d, d_prime, epsilon, true_epsilon in cases:
         first = 50 if "discrete" in name else 0
@@ -456,26 +437,6 @@ HEADINGS = {"buggy": "## Catalog buggy entries", "correct": "## Correct mechanis
             "gate": "## `dpaudit check"}
 
 
-def merge_sections(old: str, fresh: dict[str, list[str]], note: str, headings: dict[str, str] = HEADINGS) -> str:
-    """The report ``old`` with the sections in ``fresh`` (name -> lines, each section found by the start of its
-    heading in ``headings``) replaced and ``note`` after its header."""
-    blocks: list[list[str]] = [[]]
-    for line in old.rstrip("\n").split("\n"):
-        if line.startswith("## ") or line.startswith("Total "):
-            blocks.append([])
-        blocks[-1].append(line)
-    for name, lines in fresh.items():
-        index = next((i for i, block in enumerate(blocks) if block[0].startswith(headings[name])), None)
-        if index is None:
-            blocks.insert(len(blocks) - 1 if blocks[-1][0].startswith("Total ") else len(blocks), lines)
-        else:
-            blocks[index] = lines
-    while blocks[0] and not blocks[0][-1]:
-        blocks[0].pop()
-    blocks[0] += ["", note, ""]
-    return "\n".join("\n".join(block) for block in blocks) + "\n"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="few seeds, smaller budgets (a smoke run)")
@@ -488,8 +449,7 @@ def main() -> None:
     args = parser.parse_args()
     seeds = 10 if args.quick else args.seeds
     max_budget = 1_000_000 if args.quick else args.max_budget
-    started = time.perf_counter()
-    lines = ["# Sequential audits", "", f"Generated {datetime.date.today()} by `benchmarks/bench_sequential.py`. {machine_line()}", ""]
+    header = ["# Sequential audits", "", f"Generated {datetime.date.today()} by `benchmarks/bench_sequential.py`. {machine_line()}", ""]
     data: dict = {"seeds": seeds, "samples": args.samples, "max_budget": max_budget}
     sections = [("buggy", lambda: buggy_twins(max_budget, 3 if not args.quick else 1)),
                 ("correct", lambda: correct_mechanisms(args.samples, seeds)),
@@ -498,25 +458,7 @@ def main() -> None:
                 ("witness", lambda: witness_cases(4 if args.quick else 10)),
                 ("pilot", lambda: pilot_verdicts(200_000, 1 if args.quick else 3)),
                 ("gate", gate_timing)]
-    out = ROOT / "reports"
-    fresh: dict[str, list[str]] = {}
-    for name, section in sections:
-        if name in args.skip or (args.only is not None and name not in args.only):
-            continue
-        section_lines, section_data = section()
-        lines += section_lines
-        fresh[name] = section_lines
-        data[name] = section_data
-    if args.only is not None and (out / "sequential.md").exists():
-        note = (f"Re-run {datetime.date.today()} with `--only {' '.join(args.only)}` ({machine_line()}): those "
-                "sections; the others are from the run above.")
-        text = merge_sections((out / "sequential.md").read_text(), fresh, note)
-        data = {**json.loads((out / "sequential.json").read_text()), **{name: data[name] for name in fresh}}
-    else:
-        lines.append(f"Total {time.perf_counter() - started:.0f} s.")
-        text = "\n".join(lines) + "\n"
-    atomic_write_text(out / "sequential.md", text)
-    atomic_write_text(out / "sequential.json", json.dumps(json_ready(data), indent=1) + "\n")
+    text = write_sections(ROOT / "reports" / "sequential.md", header, data, sections, HEADINGS, args.skip, args.only)
     print(text)
 
 
