@@ -19,6 +19,10 @@ from .registry import FAMILIES
 __all__ = ["build_leaf", "compose_leaves", "merged", "leaf_loss_moments", "leaf_loss_summary", "log_mgf_curve"]
 
 
+_PROBE_STEP = 64.0  # loss step of the coarse build measuring a leaf's span
+_WIDE = 4096.0  # a probed span beyond this sets the first step (2 * 10^6 cells at 2e-3)
+
+
 def build_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool,
                lam: float | None = None, only: str | None = None) -> tuple[GridPLD | None, GridPLD | None]:
     """(remove-direction PLD, add-direction PLD) of a normalised leaf; the same object twice when the
@@ -136,10 +140,6 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
         add_curve = remove_curve if add is remove else log_mgf_curve(add, lams, add.pmf.size)
         curves = (remove_curve, add_curve, remove.inf_mass, add.inf_mass)
     return max(means), max(variances), span, curves
-
-
-_PROBE_STEP = 64.0  # loss step of the coarse build measuring a leaf's span
-_WIDE = 4096.0  # a probed span beyond this sets the first step (2 * 10^6 cells at 2e-3)
 
 
 def log_mgf_curve(pld: GridPLD, lams: np.ndarray, cells: int = 2048) -> np.ndarray:

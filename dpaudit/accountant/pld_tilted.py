@@ -66,8 +66,8 @@ class TiltedPLD:
         with np.errstate(divide="ignore"):
             log_w = np.log(pld.pmf) + lam * losses
         top = float(np.max(log_w))
+        inf_mass = pld.inf_mass if lower else min(1.0, pld.inf_mass + _LEAF_FLOOR)
         if not math.isfinite(top):  # no finite loss (every loss at +inf): M(lam) of the finite part is 0
-            inf_mass = pld.inf_mass if lower else min(1.0, pld.inf_mass + _LEAF_FLOOR)
             return cls(pld.step, lam, pld.offset, np.ones(1), -math.inf, 0.0, inf_mass, lower)
         weights = np.exp(log_w - top)
         total = float(weights.sum())
@@ -78,7 +78,6 @@ class TiltedPLD:
         # float error of the log-moment itself, charged as relative slack on M (outward)
         margin = 8 * _U * (abs(log_mgf) + pmf.size)
         log_mgf += -margin if lower else margin
-        inf_mass = pld.inf_mass if lower else min(1.0, pld.inf_mass + _LEAF_FLOOR)
         return cls(pld.step, lam, pld.offset, pmf, log_mgf, slack, inf_mass, lower)._cut()
 
     def _cut(self, noise: float = 0.0) -> TiltedPLD:

@@ -324,8 +324,10 @@ def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 
+@lru_cache(maxsize=8)
 def _unamplified(s: float, k: int, step: float) -> GridPLD:
-    """The upper PLD of k Gaussian steps at mu = sqrt(k) s (symmetric: both directions); see the docstring."""
+    """The upper PLD of k Gaussian steps at mu = sqrt(k) s (symmetric: built once for both directions); see the
+    docstring."""
     return gaussian.FAMILY.pld_pair(Leaf("gaussian", math.sqrt(k) * s), "add_remove", step, True)[0]
 
 
