@@ -30,8 +30,15 @@ shifted summand Y lies above the top y_0 of its lattice are left out of the latt
 there L = ln((Y + R) / t) with R the sum of the t - 1 base summands, independent of Y, and R <= r except with
 probability at most 1e-11 / P(Y > y_0) (a union bound on the summands above a cap B and Chebyshev's inequality
 on the sum of the capped ones), so on Y in (y_j, y_j+1] of a geometric grid L <= ln((y_j+1 + r) / t), and the
-mass 1e-11 where R > r sits at +inf. Where the lattice bracket still gives an infinite loss to at least half
-of the outcomes of the upper end (z = 0.1), the event is refused (below).
+mass 1e-11 where R > r sits at +inf. (c) The add direction's upper end from the largest summand (analysis ours):
+S >= max_i Y_i = exp(s M - s^2/2), M = max_i x_i, so the add loss is pointwise at most ln t + s^2/2 - s M, whose
+law under the first distribution is that of M, P(M <= c) = Phi(c)^t: sliced in c (each slice at its lower edge,
+the lowest, of mass e^-40, at +inf), its P-masses from log Phi, and their float error (the log-CDFs' error over
+their difference per slice, with scipy's log_ndtr taken within _LOG_NDTR_ULPS ulps) at +inf. It is tight
+where the largest summand carries the sum (z = 0.1, t = 10^4: 28.9 at delta 1e-6, the largest-output lower
+end 26.95, the Gaussian 96.7) and loose otherwise; each end takes it where it is tighter. Where the add lattice
+would give up (its bracket reaching 0 on about half of the outcomes, predicted from the largest summand:
+``_add_lattice_hopeless``), the lattice is not built.
 
 k > 1: the upper end is the paper's reduction of k-of-t allocation to the k-fold composition of
 1-of-floor(t/k) allocation (Feldman & Shenfeld 2025; the bound their ``random-allocation`` package evaluates,
@@ -68,7 +75,8 @@ hockey-stick divergence is jointly convex, so in both directions the Gaussian pa
 allocation's. Each direction's upper end is the lattice's unless this pair has the smaller epsilon at each of
 delta in {1e-5, 1e-6, 1e-7} (both are dominating pairs, so the choice only decides tightness), and it is this pair
 where the lattice gives up (too little noise: the lattice bracket gives an infinite loss to at least half of
-the upper end's outcomes, z = 0.1), instead of a refusal.
+the upper end's outcomes), instead of a refusal. In the add direction the largest summand's upper end (c) is a
+third candidate: of the candidates, the one with the smallest epsilon at most of those deltas is taken.
 
 Replace-one (x replaced by x', both of norm <= C): the upper end chains the two directions through the
 dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy", the group-privacy
@@ -115,7 +123,9 @@ _MAX_SLICES = 1 << 17  # slices of the largest output between its two unbounded 
 _MAX_END = -40.0  # log P-mass of each unbounded end slice of the largest output
 _MAX_LOSS_MARGIN = 1e-8  # the max pair's losses are lowered by this (float error of log-masses)
 _MAX_MASS_SHRINK = 1e-8  # the max pair's P-masses are lowered by this relative amount (their float error)
-_CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # the two lower PLDs are compared by their epsilon at these deltas
+_CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # PLDs of one end are compared by their epsilon at these deltas
+_LARGEST_CELLS = 1 << 20  # slices of the largest output, the add direction's upper end
+_LOG_NDTR_ULPS = 16  # assumed accuracy of scipy.special.log_ndtr, ulps of its value (Cephes-derived: a few)
 
 
 def _lattice_step(s: float, t: int, k: int, cap: float | None = None) -> float:
@@ -318,6 +328,49 @@ def _max_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> Gri
     return from_atoms(step, losses, np.exp(first[valid]) * (1.0 - _MAX_MASS_SHRINK), 0.0, False)
 
 
+def _largest_add_upper(s: float, t: int, step: float) -> GridPLD:
+    """An upper PLD of the add direction of 1-of-t allocation from the largest summand (see the docstring): the
+    add loss is at most ln t + s^2 / 2 - s M, M = max_i x_i with P(M <= c) = Phi(c)^t, pessimistic on every
+    slice of M (the loss at the slice's lower edge; the lowest slice at +inf) with the slices' mass errors at
+    +inf."""
+    low, high = _max_edge(s, t, 0, False), _max_edge(s, t, 0, True)
+    cells = int(min(_LARGEST_CELLS, max(16, math.ceil((high - low) * s / (step / 4)))))
+    edges = np.linspace(low, high, cells + 1)
+    cdf = _max_log_cdf(edges, s, t, 0)
+    log_masses = _slice_log_masses(edges, s, t, 0)  # (-inf, e_0], (e_0, e_1], ..., (e_n, inf)
+    masses = np.exp(log_masses[1:])
+    losses = math.log(t) + s * s / 2 - s * edges  # each slice at its lower edge, the top slice at e_n
+    losses += 1e-12 * np.maximum(1.0, np.abs(losses))  # a hair high: float rounding of the loss
+    # float error of a middle slice's mass F(e_j+1) (1 - F(e_j) / F(e_j+1)), relative: the log-CDFs' errors over
+    # their difference, plus that of F(e_j+1) and a few ulps of exp, log and expm1 (_LOG_NDTR_ULPS)
+    err = (_LOG_NDTR_ULPS + 1) * _U * np.abs(cdf)
+    gap = np.maximum(cdf[1:] - cdf[:-1], np.finfo(float).tiny)
+    relative = (err[:-1] + err[1:]) / gap + err[1:] + 8 * _U * (1.0 + np.abs(log_masses[1:-1]))
+    top_relative = err[-1] / max(-math.expm1(cdf[-1]), np.finfo(float).tiny) + 8 * _U
+    mass_error = 2.0 * (float(np.dot(masses[:-1], relative)) + float(masses[-1]) * top_relative)
+    inf_mass = float(np.exp(log_masses[0])) * (1 + 8 * _U) + mass_error
+    return from_atoms(step, losses, masses, min(1.0, inf_mass), True)
+
+
+def _add_lattice_hopeless(s: float, t: int) -> bool:
+    """Whether the add direction's upper lattice bracket is predicted to give up (at little noise, z = 0.1): the sum
+    S of the t summands is at most twice the Hoeffding half-width c of its lattice with probability at least
+    1/2, by S <= t max_i Y_i and P(max_i x_i <= m) = Phi(m)^t, so the bracket [S - 2c, S] reaches 0 on about
+    half of the outcomes. A prediction, not a bound: it only saves building a lattice whose upper end the largest
+    summand's would replace (the choice among upper PLDs decides tightness, never soundness)."""
+    step = _lattice_step(s, t, 1, _add_cap(s, t))
+    half_width = step * math.sqrt(t * math.log(2.0 / FAILURE) / 2.0)
+    m = (math.log(2.0 * half_width / t) + s * s / 2) / s  # t Y <= 2 c  <=>  x <= m
+    return t * float(log_ndtr(m)) >= math.log(0.5)
+
+
+def _tightest(candidates: list[GridPLD]) -> GridPLD:
+    """Of upper PLDs (each a dominating pair), the one with the smallest epsilon at most of _CHOICE_DELTAS."""
+    scores = [[pld.epsilon(d) for d in _CHOICE_DELTAS] for pld in candidates]
+    wins = [sum(all(score[i] <= other[i] for other in scores) for i in range(len(_CHOICE_DELTAS))) for score in scores]
+    return candidates[int(np.argmax(wins))]
+
+
 def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     """Of two lower PLDs, the one with the larger epsilon at most of _CHOICE_DELTAS."""
     wins = sum(a.epsilon(d) >= b.epsilon(d) for d in _CHOICE_DELTAS)
@@ -340,15 +393,24 @@ def _unamplified_tighter(lattice: GridPLD, s: float, k: int) -> bool:
 
 
 def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
-    """The upper end of one direction: the lattice's, or the Gaussian pair's where that is tighter."""
+    """The upper end of one direction: the lattice's, or the Gaussian pair's where that is tighter; in the add
+    direction also the largest summand's, where that is tighter still."""
     if t // k == 1:  # 1 of 1 step is the Gaussian itself
         return _unamplified(s, k, step)
+    candidates = []
     try:
+        if direction == "add" and _add_lattice_hopeless(s, t // k):
+            raise UnsupportedEventError("the add direction's lattice bracket would reach 0")
         lattice = _bracket_pld(s, t // k, direction, step, True)
+        candidates.append(lattice if k == 1 else lattice.self_compose(k))
+        if _unamplified_tighter(candidates[0], s, k):
+            candidates = [_unamplified(s, k, step)]
     except UnsupportedEventError:  # no finite loss on the lattice's upper side
-        return _unamplified(s, k, step)
-    lattice = lattice if k == 1 else lattice.self_compose(k)
-    return _unamplified(s, k, step) if _unamplified_tighter(lattice, s, k) else lattice
+        candidates.append(_unamplified(s, k, step))
+    if direction == "add":
+        largest = _largest_add_upper(s, t // k, step)
+        candidates.append(largest if k == 1 else largest.self_compose(k))
+    return candidates[0] if len(candidates) == 1 else _tightest(candidates)
 
 
 def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, only: str | None):
