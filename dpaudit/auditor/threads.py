@@ -10,20 +10,46 @@ point independent of the thread count the machine picks. The mechanism's own sam
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["one_numeric_thread"]
+__all__ = ["one_numeric_thread", "thread_pools"]
+
+_controller: list[Any] = []  # [modules loaded, extension modules loaded, threadpoolctl's controller] when it was made
+
+
+def _extension_modules() -> int:
+    files = (getattr(module, "__dict__", {}).get("__file__") for module in list(sys.modules.values()))
+    return sum(1 for name in files if isinstance(name, str) and name.endswith((".so", ".pyd")))
+
+
+def thread_pools() -> Any:
+    """threadpoolctl's controller of the thread pools loaded in this process, made again only when extension
+    modules were imported since (a native library arrives with one): finding the libraries takes milliseconds,
+    and the witness search enters :func:`one_numeric_thread` dozens of times per audit. A process that forks
+    audits calls it first, so the children inherit it. None without threadpoolctl."""
+    if _controller and _controller[0] == len(sys.modules):
+        return _controller[2]
+    extensions = _extension_modules()
+    if not _controller or _controller[1] != extensions:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover - scikit-learn (a core dependency) installs it
+            return None
+        _controller[:] = [0, _extension_modules(), ThreadpoolController()]
+    _controller[0] = len(sys.modules)
+    return _controller[2]
 
 
 @contextmanager
 def one_numeric_thread() -> Iterator[None]:
     """Inside this block, BLAS and OpenMP thread pools loaded in this process run one thread (threadpoolctl,
     a dependency of scikit-learn); a no-op where threadpoolctl cannot be imported."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn (a core dependency) installs it
+    pools = thread_pools()
+    if pools is None:  # pragma: no cover
         yield
         return
-    with threadpool_limits(limits=1):
+    with pools.limit(limits=1):
         yield

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..threads import thread_pools
 from ..witness import ProductLikelihood, SignVote, TreeEnsemble
 from .batch import SelectionBatch
 from .candidate import Candidate
@@ -72,12 +73,13 @@ def boosting_available() -> bool:
 
 
 def preload_boosting() -> bool:
-    """Import scikit-learn's gradient boosting now; whether it is installed. A process that forks many audits (the
+    """Import scikit-learn's gradient boosting (and find the thread pools) now; whether it is installed. A process that forks many audits (the
     gate's entries, each in its own child) imports it once instead of in every child (~0.3 s each)."""
     try:
         from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - imported for the children
     except Exception:  # noqa: BLE001 - a broken install: each fit reports it as today (no boosted score)
         return False
+    thread_pools()  # the children inherit the thread pools found with it
     return True
 
 
