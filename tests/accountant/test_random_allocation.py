@@ -494,3 +494,53 @@ def test_nearly_every_step_holding_the_record_has_a_finite_interval():
     low, high = PLDAccountant().compose(RandomAllocation(1.0, 50, 49)).epsilon_interval(1e-6)
     gaussian = PLDAccountant().compose(SelfComposed(Gaussian(1.0), 49)).epsilon(1e-6)
     assert 0 < low <= high <= gaussian * (1 + 1e-5)  # the Gaussian pair on the loss grid
+
+
+@pytest.mark.parametrize("s, t, shifted", [(2.0, 100, 1), (10.0, 10_000, 0), (0.5, 3, 1)])
+def test_largest_output_slice_masses_are_within_their_error_bound(s, t, shifted):
+    """The slices' float error bound (which lowers the largest-output pair's losses and masses, and moves mass to
+    +inf in the add direction's largest-summand upper end) holds against a 40-digit evaluation of the same
+    slices, on a fine and a coarse grid."""
+    import mpmath
+
+    from dpaudit.accountant.families import random_allocation as family
+
+    mpmath.mp.dps = 40
+    low, high = family._max_edge(s, t, shifted, False), family._max_edge(s, t, shifted, True)
+
+    def log_cdf(c: float):
+        phi = mpmath.ncdf(c)
+        return (t - shifted) * mpmath.log(phi) + (shifted * mpmath.log(mpmath.ncdf(c - s)) if shifted else 0)
+
+    for cells in (64, 1 << 17):
+        edges = np.linspace(low, high, cells + 1)
+        log_masses, relative = family._slice_log_masses(edges, s, t, shifted)
+        picks = np.unique(np.linspace(0, cells + 1, 40).astype(int))
+        for j in picks:
+            if j == 0:
+                exact = mpmath.exp(log_cdf(edges[0]))
+            elif j == cells + 1:
+                exact = -mpmath.expm1(log_cdf(edges[-1]))
+            else:
+                exact = mpmath.exp(log_cdf(edges[j])) - mpmath.exp(log_cdf(edges[j - 1]))
+            computed = mpmath.exp(mpmath.mpf(float(log_masses[j])))
+            if exact == 0:
+                assert computed == 0 or relative[j] >= 1
+                continue
+            assert abs(computed - exact) <= relative[j] * exact, (cells, j)
+
+
+def test_log_ndtr_error_bound_holds_against_a_high_precision_evaluation():
+    """The float error bound taken for scipy's log_ndtr (behind the largest-output slices) holds on points of
+    [-38, 37.5] against a 50-digit evaluation (log1p of the lower tail above 0)."""
+    import mpmath
+    from scipy.special import log_ndtr
+
+    from dpaudit.accountant.families import random_allocation as family
+
+    mpmath.mp.dps = 50
+    points = np.concatenate((np.linspace(-38.0, 37.5, 301), np.random.default_rng(3).uniform(-38.0, 37.5, 200)))
+    bounds = family._log_ndtr_error(points)
+    for c, bound in zip(points, bounds):
+        exact = mpmath.log1p(-mpmath.ncdf(-mpmath.mpf(float(c)))) if c > 0 else mpmath.log(mpmath.ncdf(mpmath.mpf(float(c))))
+        assert abs(mpmath.mpf(float(log_ndtr(c))) - exact) <= bound, c
