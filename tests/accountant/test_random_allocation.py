@@ -159,6 +159,34 @@ def test_replace_one_is_above_add_remove_and_composes():
     assert high <= PLDAccountant(neighbouring="replace_one").compose(SelfComposed(Gaussian(3.0), 4)).epsilon(1e-6)
 
 
+def test_replace_one_lower_end_takes_the_record_replaced_by_its_opposite():
+    """x replaced by -x (the same steps hold either): the largest output's pair of means +s and -s, a lower end above
+    the add/remove pair's at two steps, below the upper end; at one step it is the Gaussian at twice the
+    sensitivity, exactly."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    opposite = family._max_lower_pld(0.5, 2, 1, "remove", 1e-4, other=-0.5).epsilon(1e-6)
+    add_remove = PLDAccountant().compose(RandomAllocation(2.0, 2)).epsilon_interval(1e-6)
+    low, high = PLDAccountant(neighbouring="replace_one").compose(RandomAllocation(2.0, 2)).epsilon_interval(1e-6)
+    assert add_remove[1] < opposite * (1 - 1e-3) <= low <= high  # the accountant's grid is coarser
+    one = family._max_lower_pld(0.5, 1, 1, "remove", 1e-4, other=-0.5).epsilon(1e-6)
+    exact = PLDAccountant(neighbouring="replace_one").compose(Gaussian(2.0)).epsilon(1e-6)
+    assert exact * (1 - 1e-3) <= one <= exact
+
+
+def test_replace_one_chain_without_finite_loss_is_infinite_not_an_error():
+    """At little noise the chained trade-off curve can be 0 wherever defined (no finite loss): the chain is then
+    infinite (all mass at +inf) and the upper end the fixed allocation's Gaussian at twice the sensitivity."""
+    from dpaudit.accountant.families import random_allocation as family
+    from dpaudit.accountant.pld_core.grid import GridPLD
+
+    blind = GridPLD(1e-3, 0, np.zeros(1), 1.0, 0.0, True)
+    chained = family._chain_pld(blind, blind, 1e-3)
+    assert chained.epsilon(1e-6) == math.inf
+    fixed = family.gaussian.FAMILY.pld_pair(family.Leaf("gaussian", 2.0), "replace_one", 1e-3, True)[0]
+    assert family._tightest([chained, fixed]) is fixed
+
+
 def test_lattice_bracket_holds_on_samples():
     """S' - b - c <= S <= S' - b + c for every sampled sum (Hoeffding failure 1e-15), with the law's own b, c."""
     s, t, h = 0.5, 50, 0.01

@@ -82,9 +82,13 @@ dataset without the record (Dong, Roth & Su 2022, "Gaussian differential privacy
 argument of Thm 2.14): T(D, D') >= g(1 - f(alpha)) with f the remove and g the add trade-off curve, computed
 exactly on the piecewise-linear curves of the two upper PLDs and turned back into a PLD (the same curve bounds
 both directions). It is exact for t = 1 (the Gaussian with sensitivity 2C) and otherwise looser than the
-replace-one pair. The lower end is the add/remove pair itself: x' = 0 is a record of norm <= C, and then D' is
-D without x, so the replace-one curve is at least as revealing as either add/remove direction. No further
-sampler over the allocation.
+replace-one pair; where the fixed allocation's Gaussian at sensitivity 2C (a dominating pair by joint convexity,
+as above) is tighter, or the chained curve has no finite loss (little noise), the upper end is that Gaussian.
+The lower end is the more revealing of two pairs: the add/remove pair itself (x' = 0 is a record of norm <= C,
+and then D' is D without x, so the replace-one curve is at least as revealing as either add/remove direction),
+and x' = -x, whose record is in the same k steps (the allocation follows the record's position, not its value):
+the largest output's laws with the k record outputs at mean s and at -s (as for the add/remove pair above; the
+Gaussian at sensitivity 2C exactly when t = k = 1). No further sampler over the allocation.
 """
 
 from __future__ import annotations
@@ -287,12 +291,13 @@ def _max_log_cdf(c: np.ndarray, s: float, t: int, shifted: int) -> np.ndarray:
     return out + shifted * log_ndtr(c - s) if shifted else out
 
 
-def _max_edge(s: float, t: int, k: int, upper: bool) -> float:
-    """The edge of the unbounded end slice holding e^_MAX_END of the P-mass (of either law), by bisection."""
-    lo, hi = -40.0, 40.0 + s
+def _max_edge(s: float, t: int, k: int, upper: bool, other: float = 0.0) -> float:
+    """The edge of the unbounded end slice holding e^_MAX_END of the P-mass (of either law), by bisection; the
+    second law's k outputs have mean ``other`` (0: no record; -s: the replacing record)."""
+    lo, hi = -40.0 - s, 40.0 + s
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        cdf = _max_log_cdf(np.array([mid]), s, t, k if upper else 0)[0]
+        cdf = _max_log_cdf(np.array([mid]), s if upper else other, t, k if upper or other else 0)[0]
         mass = math.log(-math.expm1(cdf)) if upper and cdf < 0 else (-math.inf if upper else cdf)
         if (mass > _MAX_END) == upper:
             lo = mid
@@ -335,15 +340,17 @@ def _slice_log_masses(edges: np.ndarray, s: float, t: int, shifted: int) -> tupl
 
 
 @lru_cache(maxsize=8)
-def _max_slices(s: float, t: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The slices' log masses and their relative errors, with the record and without (:func:`_slice_log_masses`)."""
-    edges = np.linspace(_max_edge(s, t, k, False), _max_edge(s, t, k, True), _MAX_SLICES + 1)
-    return *_slice_log_masses(edges, s, t, k), *_slice_log_masses(edges, s, t, 0)
+def _max_slices(s: float, t: int, k: int, other: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The slices' log masses and their relative errors, with the record and in the second law (without it, or
+    with the replacing record at mean ``other``: :func:`_slice_log_masses`)."""
+    edges = np.linspace(_max_edge(s, t, k, False, other), _max_edge(s, t, k, True, other), _MAX_SLICES + 1)
+    return *_slice_log_masses(edges, s, t, k), *_slice_log_masses(edges, other, t, k if other else 0)
 
 
-def _max_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
-    """A lower PLD of k-of-t allocation: the slices of the largest output (see the docstring)."""
-    with_record, with_error, without, without_error = _max_slices(s, t, k)
+def _max_lower_pld(s: float, t: int, k: int, direction: str, step: float, other: float = 0.0) -> GridPLD:
+    """A lower PLD of k-of-t allocation: the slices of the largest output (see the docstring); ``other`` = -s gives
+    the replace-one pair of a record x replaced by -x (the same k steps hold either)."""
+    with_record, with_error, without, without_error = _max_slices(s, t, k, other)
     first, second = (with_record, without) if direction == "remove" else (without, with_record)
     first_error, second_error = (with_error, without_error) if direction == "remove" else (without_error, with_error)
     valid = np.isfinite(first) & np.isfinite(second) & (first_error < 0.5) & (second_error < 0.5)
@@ -479,6 +486,8 @@ def _chain_pld(remove: GridPLD, add: GridPLD, step: float) -> GridPLD:
     d_beta = -np.diff(h)
     finite = (d_alpha > 0) & (d_beta > 0)
     at_inf = float(d_alpha[(d_alpha > 0) & (d_beta <= 0)].sum())  # P-mass where the curve is flat (at 0)
+    if not finite.any():  # the chained curve is 0 wherever it is defined: no finite loss
+        return GridPLD(step, 0, np.zeros(1), 1.0, 0.0, True)
     losses = np.log(d_alpha[finite] / d_beta[finite])
     pld = from_atoms(step, losses, d_alpha[finite], min(1.0, at_inf), True)
     # the inputs' delta errors e shift their curves down by at most e (T(a) = sup_eps 1 - delta(eps) - e^eps a),
@@ -510,10 +519,14 @@ def _pld_pair(leaf: Leaf, relation: str, step: float, pessimistic: bool, lam: fl
     if relation != "replace_one":
         return _add_remove_pair(s, t, k, step, pessimistic, only)
     remove, add = _add_remove_pair(s, t, k, step, pessimistic, None)
-    if pessimistic:
-        chained = _chain_pld(remove, add, step)
+    if pessimistic:  # the chain, or the fixed allocation's Gaussian at twice the sensitivity where that is tighter
+        fixed = gaussian.FAMILY.pld_pair(Leaf("gaussian", math.sqrt(k) * s), "replace_one", step, True)[0]
+        chained = fixed if t // k == 1 else _tightest([_chain_pld(remove, add, step), fixed])
         return (None if only == "add" else chained), (None if only == "remove" else chained)
-    # lower end: x' = 0 makes the replace-one pair the add/remove pair (both directions)
+    # lower end: x' = 0 makes the replace-one pair the add/remove pair; x' = -x the largest output's pair of means
+    # +s and -s in the record's steps (symmetric under x -> -x: one PLD for both directions)
+    opposite = _max_lower_pld(s, t, k, "remove", step, other=-s)
+    remove, add = _more_revealing(remove, opposite), _more_revealing(add, opposite)
     return (None if only == "add" else remove), (None if only == "remove" else add)
 
 
