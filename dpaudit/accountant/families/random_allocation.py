@@ -126,6 +126,7 @@ _MAX_SLICES = 1 << 17  # slices of the largest output between its two unbounded 
 _MAX_END = -40.0  # log P-mass of each unbounded end slice of the largest output
 _CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # PLDs of one end are compared by their epsilon at these deltas
 _LARGEST_CELLS = 1 << 20  # slices of the largest output, the add direction's upper end
+_LARGEST_PROBE_STEP = 1e-2  # ... whose epsilon is first compared with the Gaussian's on this grid
 _LOG_NDTR_ULPS = 8  # accuracy of scipy.special.log_ndtr at c <= 0, ulps of its value (and more above: _log_ndtr_error)
 
 
@@ -393,6 +394,17 @@ def _add_lattice_hopeless(s: float, t: int) -> bool:
     return t * float(log_ndtr(m)) >= math.log(0.5)
 
 
+@lru_cache(maxsize=64)
+def _largest_may_win(s: float, t: int) -> bool:
+    """Whether the add direction's largest-summand upper end can be the tightest: not when, on a coarse grid
+    (_LARGEST_PROBE_STEP, less one step), its epsilon is at least the Gaussian's without amplification at each of
+    _CHOICE_DELTAS (with much noise the largest summand is far from the sum: its losses span nats where the
+    event's span thousandths, and building it on the event's fine grid would take most of the time). Only a
+    choice among dominating pairs: tightness, never soundness."""
+    coarse = _largest_add_upper(s, t, _LARGEST_PROBE_STEP)
+    return any(coarse.epsilon(d) - _LARGEST_PROBE_STEP < float(gdp_epsilon(s, d)) for d in _CHOICE_DELTAS)
+
+
 def _tightest(candidates: list[GridPLD]) -> GridPLD:
     """Of upper PLDs (each a dominating pair), the one with the smallest epsilon at most of _CHOICE_DELTAS."""
     scores = [[pld.epsilon(d) for d in _CHOICE_DELTAS] for pld in candidates]
@@ -436,7 +448,7 @@ def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD
             candidates = [_unamplified(s, k, step)]
     except UnsupportedEventError:  # no finite loss on the lattice's upper side
         candidates.append(_unamplified(s, k, step))
-    if direction == "add":
+    if direction == "add" and _largest_may_win(s, t // k):
         largest = _largest_add_upper(s, t // k, step)
         candidates.append(largest if k == 1 else largest.self_compose(k))
     return candidates[0] if len(candidates) == 1 else _tightest(candidates)
