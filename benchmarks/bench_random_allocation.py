@@ -228,14 +228,19 @@ _SMALL_Z_NOTES = [
     "counts a shifted summand above the top of its capped lattice (5.45e-7 of mass at z = 0.3, 8.5e-4 at z = 0.2, "
     "where it was at +inf) at the losses ln((y + r) / t) of a geometric grid in y, with r a bound on the other "
     "t - 1 summands (a union bound above a cap and Chebyshev below it; r = 4.75e6 at z = 0.3, 1.8e10 at 0.2) "
-    "and the 1e-11 of mass where they exceed r at +inf. At z = 0.1 the lattice bracket still gives an infinite "
-    "loss to most of the add direction's outcomes, so the upper end is the Gaussian pair without amplification "
-    "(SelfComposed(Gaussian(z), k): hockey-stick divergence is jointly convex, so the mixture over allocations is "
-    "no less private than the worst fixed one), far above the package's upper bound: the z = 0.1 row is the one "
-    "wider than 2%. The same pair is the upper end wherever it is tighter than the lattice's at each of delta "
-    "1e-5, 1e-6, 1e-7: at t = 2 the add direction (a sum of two tiny summands, which an additive bracket cannot "
-    "follow near 0) has an infinite lattice upper end at z = 0.3 (delta = 1e-4: [16.589378, inf], quadrature "
-    "16.591025), where the Gaussian's is finite.",
+    "and the 1e-11 of mass where they exceed r at +inf. At z = 0.1 the lattice bracket gives an infinite "
+    "loss to most of the add direction's outcomes (predicted from the largest summand, so it is not built), and "
+    "the add direction's upper end is (c) the largest summand's: the sum is at least its largest term, so the add "
+    "loss is pointwise at most ln t + s^2/2 - s max_i x_i, whose law is analytic (P(max <= c) = Phi(c)^t), sliced "
+    "with each slice's float error bounded and put at +inf. At z = 0.1, t = 10^4 its epsilon is 28.89 at delta "
+    "1e-6 (the add direction's largest-output lower end 26.95), far below the remove direction's, so the row is "
+    "[87.502, 87.509] (it was [87.50, 96.72] with the Gaussian pair without amplification). The Gaussian pair "
+    "without amplification (SelfComposed(Gaussian(z), k): hockey-stick divergence is jointly convex, so the "
+    "mixture over allocations is no less private than the worst fixed one) stays a candidate: each direction "
+    "takes the candidate with the smallest epsilon at most of delta 1e-5, 1e-6, 1e-7. At t = 2 the add direction "
+    "(a sum of two tiny summands, which an additive bracket cannot follow near 0) has an infinite lattice upper "
+    "end at z = 0.3; the largest summand's gives delta = 1e-4: [16.589378, 16.591072] (quadrature 16.591025; the "
+    "Gaussian pair's upper end was 17.28).",
     "",
     "Lower end: per direction, the largest-output pair (the sliced law of max_i x_i; the threshold events "
     "{max > C} of the package's lower bound are among its events) where it is above the lattice's lower end. At "
@@ -361,8 +366,10 @@ def _write(done: dict) -> None:
     lines += ["", "## Small noise (z <= 0.7, t = 10^4)", "", *_SMALL_Z_NOTES]
     lines += ["", "## Replace-one", "",
               "Upper end: the remove and add trade-off curves chained through the dataset without the record "
-              "(g(1 - f(alpha)), Dong, Roth & Su 2022, Thm 2.14's argument), exact at t = 1; lower end: the "
-              "add/remove pair (a record replaced by a zero record). No peer has replace-one random allocation.", "",
+              "(g(1 - f(alpha)), Dong, Roth & Su 2022, Thm 2.14's argument), exact at t = 1, or the fixed "
+              "allocation's Gaussian at sensitivity 2C where tighter; lower end: the more revealing of the add/remove "
+              "pair (a record replaced by a zero record) and the record replaced by its opposite (the largest output "
+              "with the record's steps at means +s and -s). No peer has replace-one random allocation.", "",
               "| source | z | t | k | lower | upper | Gaussian at 2C (t = 1) | s | run |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
