@@ -515,10 +515,10 @@ def from_atoms(step: float, losses: np.ndarray, masses_p: np.ndarray, inf_mass: 
         # P-mass to the right end: m (1 - e^{-frac}) / (1 - e^{-step}); rounding resolved upwards
         right = masses_p * (-np.expm1(-frac)) / -math.expm1(-step)
         right = np.minimum(masses_p, right * (1 + 8 * _U) + 4 * _U * masses_p * (frac > 0))
-        np.add.at(pmf, idx + 1, right)
-        np.add.at(pmf, idx, masses_p - right)
+        pmf += np.bincount(idx + 1, right, minlength=size)  # (np.add.at's sums, in one pass each)
+        pmf += np.bincount(idx, masses_p - right, minlength=size)
     else:
-        np.add.at(pmf, idx, masses_p)
+        pmf += np.bincount(idx, masses_p, minlength=size)
     pld = GridPLD(step, first, pmf, inf_mass, 0.0, pessimistic)
     return pld.truncate(0.0)
 
