@@ -275,14 +275,14 @@ def _squarings(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
 
 def _thin_tail_window(pmf: np.ndarray, count: int) -> tuple[int, int] | None:
     """The window [lo, hi) outside which ``pmf`` holds at most sqrt(2 _PAIR_MASS) / count of its mass (from
-    either end), when it is at most a quarter of the array (a long, thin tail: a lognormal summand at little
+    either end), when it is at most half the array (a long, thin tail: a lognormal summand at little
     noise); else None. Only the window's length depends on the float cumulative sums: the mass outside it is
     summed again where it is used."""
     allowed = math.sqrt(2.0 * _PAIR_MASS) / count / 2.0
     lo = int(np.searchsorted(np.cumsum(pmf), allowed, side="right"))
     hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), allowed, side="right"))
     lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
-    return (lo, hi) if hi - lo <= pmf.size // 4 else None
+    return (lo, hi) if hi - lo <= pmf.size // 2 else None
 
 
 def _power_from_head(base: LatticeLaw, count: int, side: str, lo: int, hi: int) -> LatticeLaw:
