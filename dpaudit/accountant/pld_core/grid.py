@@ -500,23 +500,38 @@ def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: n
 def from_atoms(step: float, losses: np.ndarray, masses_p: np.ndarray, inf_mass: float,
                pessimistic: bool) -> GridPLD:
     """A grid PLD from finitely many atoms (loss, P-mass); each atom is split onto the two grid
-    points around it keeping its P- and Q-mass (pessimistic) or rounded down (optimistic)."""
+    points around it keeping its P- and Q-mass (pessimistic) or rounded down (optimistic). (Millions of atoms
+    come from lattice laws: the arithmetic runs in place, on as few temporary arrays as it can.)"""
     losses = np.asarray(losses, dtype=float)
     masses_p = np.asarray(masses_p, dtype=float)
     keep = masses_p > 0
-    losses, masses_p = losses[keep], masses_p[keep]
-    lower = np.floor(losses / step).astype(np.int64)
-    first = int(lower.min())
-    size = int(lower.max()) - first + 2
+    if not keep.all():
+        losses, masses_p = losses[keep], masses_p[keep]
+    work = np.divide(losses, step)
+    np.floor(work, out=work)  # the cell below each atom, as a float (exact: an integer below 2^53)
+    idx = work.astype(np.int64)
+    first = int(idx.min())
+    size = int(idx.max()) - first + 2
+    idx -= first
     pmf = np.zeros(size)
-    idx = lower - first
     if pessimistic:
-        frac = np.clip(losses - lower * step, 0.0, step)
+        np.multiply(work, step, out=work)  # frac = losses - lower * step, clipped to [0, step]
+        np.subtract(losses, work, out=work)
+        np.clip(work, 0.0, step, out=work)
+        positive = work > 0
         # P-mass to the right end: m (1 - e^{-frac}) / (1 - e^{-step}); rounding resolved upwards
-        right = masses_p * (-np.expm1(-frac)) / -math.expm1(-step)
-        right = np.minimum(masses_p, right * (1 + 8 * _U) + 4 * _U * masses_p * (frac > 0))
-        pmf += np.bincount(idx + 1, right, minlength=size)  # (np.add.at's sums, in one pass each)
-        pmf += np.bincount(idx, masses_p - right, minlength=size)
+        np.negative(work, out=work)
+        np.expm1(work, out=work)
+        np.negative(work, out=work)
+        np.multiply(masses_p, work, out=work)
+        right = np.divide(work, -math.expm1(-step), out=work)
+        slack = np.multiply(masses_p, 4 * _U)
+        np.multiply(slack, positive, out=slack)
+        np.multiply(right, 1 + 8 * _U, out=right)
+        np.add(right, slack, out=right)
+        np.minimum(masses_p, right, out=right)
+        pmf[1:] += np.bincount(idx, right, minlength=size - 1)  # (np.add.at's sums, in one pass each)
+        pmf += np.bincount(idx, np.subtract(masses_p, right, out=slack), minlength=size)
     else:
         pmf += np.bincount(idx, masses_p, minlength=size)
     pld = GridPLD(step, first, pmf, inf_mass, 0.0, pessimistic)
