@@ -320,8 +320,9 @@ def _power_from_head(base: LatticeLaw, count: int, side: str, lo: int, hi: int) 
              + spill_error + 2.0 * _U * power_mass * mixed_mass)
     kept, first, lost = _cut(out, side, _TAIL)
     lost += core_tails + math.comb(count, 2) * tail_mass * tail_mass * max(1.0, total) ** (count - 2)
-    worst = 1.0 - (1.0 - power.worst) * (1.0 - base.worst)
-    dropped = power.dropped + base.dropped
+    # mass cut from P counts |a|_1 + n |r|_1 (> 1) times in P * (a + n r); mass cut from the base, at most n times
+    worst = power.worst * mixed_mass + count * base.worst * power_mass
+    dropped = power.dropped * mixed_mass + count * base.dropped * power_mass
     if side in ("drop", "drop_high"):
         dropped += lost
     else:
