@@ -57,7 +57,7 @@ _TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
 _PAIR_MASS = 1e-13  # a power from its head: mass of the outcomes with two or more summands in the tail, at most
 _MOVED_TAIL = 1e-9  # mass of a tail moved monotonically (not to the worst end) per truncation
-_ROUNDOFF_BUDGET = 1e-11  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
+_ROUNDOFF_BUDGET = 2e-12  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
 FAILURE = 1e-15
