@@ -171,7 +171,8 @@ def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, 
     only on the thin parts; the partial products are added cell by cell (each addition a relative u: at most
     u |a|_1 |b|_1 in l1)."""
     n = a.size + b.size - 1
-    (alo, ahi), (blo, bhi) = _head(a), _head(b)
+    alo, ahi = _head(a)
+    blo, bhi = (alo, ahi) if b is a else _head(b)
     if (ahi - alo) + (bhi - blo) > (n // 2 if a is b else n // 4):
         return (*_product(a, b, weight), 0.0)
     square = a is b
