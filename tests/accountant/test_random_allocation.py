@@ -334,6 +334,109 @@ def test_lattice_law_in_float64_is_within_its_bound_of_the_extended_precision_la
     assert precise.error < plain.error / 5
 
 
+def _thin_tailed_law(rng: np.random.Generator, head_cells: int, tail_cells: int, tail_mass: float) -> np.ndarray:
+    """A pmf shaped like a lognormal summand on a fine lattice: a head of random masses and a long tail of
+    total mass ``tail_mass``."""
+    head = rng.random(head_cells) + 0.1
+    tail = rng.random(tail_cells)
+    pmf = np.concatenate((head / head.sum() * (1.0 - tail_mass), tail / tail.sum() * tail_mass))
+    return pmf
+
+
+def _exact_power(pmf: np.ndarray, count: int) -> np.ndarray:
+    """The ``count``-fold convolution by direct sums in extended precision (a relative error of a few 2^-64
+    per cell, far below the bounds tested)."""
+    base = pmf.astype(np.longdouble)
+    out = base
+    for _ in range(count - 1):
+        out = np.convolve(out, base)
+    return out
+
+
+@pytest.mark.parametrize("head_tail, tail_mass", [(1e-9, 1e-9), (2e-4, 1e-4)])
+def test_products_without_the_tail_by_tail_term_are_within_their_bound(monkeypatch, head_tail, tail_mass):
+    """A product of two laws with long thin tails leaves out the tail-by-tail term: its distance from the
+    exact product is within the round-off bound plus the mass it declares left out, and that mass covers the
+    missing mass; with a heavier tail (and head window) the term is far above the round-off, so without it
+    the bound would not hold."""
+    from dpaudit.accountant.pld_core import lattice_sums
+
+    monkeypatch.setattr(lattice_sums, "_HEAD_TAIL", head_tail)
+    rng = np.random.default_rng(7)
+    a = _thin_tailed_law(rng, 100, 3000, tail_mass)
+    b = _thin_tailed_law(rng, 150, 2500, tail_mass)
+    for first, second in ((a, a), (a, b)):
+        out, error, left_out = lattice_sums._convolve(first, second, 1.0)
+        exact = np.convolve(first.astype(np.longdouble), second.astype(np.longdouble))
+        padded = np.zeros(exact.size, dtype=np.longdouble)
+        padded[:out.size] = out
+        distance = float(np.abs(padded - exact).sum())
+        missing = float(exact.sum() - padded.sum())
+        assert 0.0 < left_out <= 4.01 * head_tail**2
+        assert missing <= left_out + error
+        assert distance <= error + left_out
+        if tail_mass > 1e-6:  # the left-out term is what the bound needs
+            assert distance > 100 * error
+
+
+@pytest.mark.parametrize("side", ["drop", "down"])
+def test_power_from_the_head_is_within_its_bound_of_the_exact_power(side):
+    """The n-fold sum of a law with a long thin tail, from its head (at most one summand in the tail): the
+    computed law plus what it declares cut is within its round-off bound of the exact n-fold convolution, the
+    declared cut covers the left-out outcomes (two or more summands in the tail), and that cut is needed: with a
+    heavier tail the outcomes with two summands in it carry more than the round-off bound."""
+    from dpaudit.accountant.pld_core import lattice_sums
+    from dpaudit.accountant.pld_core.lattice_sums import LatticeLaw
+
+    rng = np.random.default_rng(9)
+    count = 6
+    for tail_mass in (1e-9, 1e-4):
+        pmf = _thin_tailed_law(rng, 40, 400, tail_mass)
+        # the window of _power: the head alone at the light tail; given at the heavy one (where _power would square)
+        window = lattice_sums._thin_tail_window(pmf, count) if tail_mass < 1e-6 else (0, 40)
+        assert window is not None and window[1] <= 41
+        law = lattice_sums._power_from_head(LatticeLaw(pmf, 0, 1.0), count, side, *window)
+        exact = _exact_power(pmf, count)
+        computed = np.zeros(exact.size, dtype=np.longdouble)
+        computed[law.offset:law.offset + law.pmf.size] = law.pmf
+        cut = law.worst + law.dropped
+        distance = float(np.abs(computed - exact).sum())
+        if side == "drop":
+            assert distance <= law.error + cut
+        else:  # upper tails moved down: the computed law is below the exact one (its CDF above), up to the bounds
+            assert np.all(np.cumsum(computed) + cut + law.error >= np.cumsum(exact))
+        assert float(exact.sum() - computed.sum()) <= cut + law.error
+        if tail_mass > 1e-6:  # the pairs in the tail: far more than the round-off, covered only by the cut
+            assert distance > 100 * law.error
+            pairs = math.comb(count, 2) * tail_mass**2
+            assert cut >= pairs
+
+
+def test_power_from_the_head_matches_the_squarings():
+    """On a summand's lattice with a long thin tail the power from the head and plain squaring give the same
+    law up to their declared round-off bounds and cuts."""
+    from dpaudit.accountant.pld_core import lattice_sums
+    from dpaudit.accountant.pld_core.lattice_sums import LatticeLaw
+
+    s = 2.0
+    h = lattice_sums.summand_top(s, shifted=False) / 200_000
+    pmf = lattice_sums._summand(-s * s / 2, s, h)[0]
+    count = 300
+    window = lattice_sums._thin_tail_window(pmf, count)
+    assert window is not None
+    base = LatticeLaw(pmf, 0, h)
+    fast = lattice_sums._power_from_head(base, count, "drop", *window)
+    plain = lattice_sums._squarings(base, count, "drop")
+    lo = min(fast.offset, plain.offset)
+    hi = max(fast.offset + fast.pmf.size, plain.offset + plain.pmf.size)
+    a, b = np.zeros(hi - lo), np.zeros(hi - lo)
+    a[fast.offset - lo:fast.offset - lo + fast.pmf.size] = fast.pmf
+    b[plain.offset - lo:plain.offset - lo + plain.pmf.size] = plain.pmf
+    assert float(np.abs(a - b).sum()) <= fast.error + plain.error + fast.dropped + plain.dropped
+    # one cut more than the squarings (at most 1e-12 per tail) and the pairs in the tail (about 1e-13)
+    assert fast.dropped <= plain.dropped + 2.2e-12
+
+
 def test_tail_cut_is_measured_from_its_own_end():
     """A law of a million cells with thin tails at both ends: a tail sent to the worst end or dropped holds at most
     the allowed mass (a running sum from the front would misplace the upper cut by its own float error, about

@@ -216,6 +216,9 @@ def _statistic_laws(s: float, t: int, k: int) -> tuple[LatticeLaw, LatticeLaw]:
             rounded_sum_law(s, t, 0, h, "drop", common_top=True))
 
 
+# The accountant asks for the same PLD more than once while it plans (each a pass over millions of atoms): one
+# computation each.
+@lru_cache(maxsize=16)
 def _bracket_pld(s: float, t: int, direction: str, step: float, pessimistic: bool) -> GridPLD:
     """The remove or add PLD of one record in one of t steps, on the declared side (see the docstring)."""
     remove = direction == "remove"
@@ -262,6 +265,7 @@ def _aligned(a: LatticeLaw, b: LatticeLaw) -> tuple[np.ndarray, np.ndarray]:
     return out_a, out_b
 
 
+@lru_cache(maxsize=16)
 def _statistic_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
     """A lower PLD of k-of-t allocation: the pair of laws of the rounded sum statistic (see the docstring)."""
     with_record, without = _statistic_laws(s, t, k)

@@ -320,14 +320,15 @@ def _convolve(a: np.ndarray, b: np.ndarray, precise: bool = False) -> tuple[np.n
     norms = norm_a * sum_b + sum_a * norm_b
     size = scipy.fft.next_fast_len(n, real=True)
     unit = _U_EXTENDED if precise else _U
+    # the product of the transforms is taken in place (the same arithmetic, one large temporary fewer)
     if precise:
         fa = np.fft.rfft(a.astype(np.longdouble), size)
         fb = fa if b is a else np.fft.rfft(b.astype(np.longdouble), size)
-        out = np.fft.irfft(fa * fb, size)[:n].astype(np.float64)
+        out = np.fft.irfft(np.multiply(fa, fb, out=fa), size)[:n].astype(np.float64)
     else:
         fa = np.fft.rfft(a, size)  # numpy's pocketfft: the same transform without scipy's dispatch overhead
         fb = fa if b is a else np.fft.rfft(b, size)
-        out = np.fft.irfft(fa * fb, size)[:n]
+        out = np.fft.irfft(np.multiply(fa, fb, out=fa), size)[:n]
     out[out < _FLUSH] = 0.0  # negative round-off and subnormal noise (far below the error bound)
     bound_2 = _fft_bound_2(unit, size, norms)
     rounding = 2.0 * _U * sum_a * sum_b if precise else 0.0  # the cast to float64
@@ -500,25 +501,40 @@ def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: n
 def from_atoms(step: float, losses: np.ndarray, masses_p: np.ndarray, inf_mass: float,
                pessimistic: bool) -> GridPLD:
     """A grid PLD from finitely many atoms (loss, P-mass); each atom is split onto the two grid
-    points around it keeping its P- and Q-mass (pessimistic) or rounded down (optimistic)."""
+    points around it keeping its P- and Q-mass (pessimistic) or rounded down (optimistic). (Millions of atoms
+    come from lattice laws: the arithmetic runs in place, on as few temporary arrays as it can.)"""
     losses = np.asarray(losses, dtype=float)
     masses_p = np.asarray(masses_p, dtype=float)
     keep = masses_p > 0
-    losses, masses_p = losses[keep], masses_p[keep]
-    lower = np.floor(losses / step).astype(np.int64)
-    first = int(lower.min())
-    size = int(lower.max()) - first + 2
+    if not keep.all():
+        losses, masses_p = losses[keep], masses_p[keep]
+    work = np.divide(losses, step)
+    np.floor(work, out=work)  # the cell below each atom, as a float (exact: an integer below 2^53)
+    idx = work.astype(np.int64)
+    first = int(idx.min())
+    size = int(idx.max()) - first + 2
+    idx -= first
     pmf = np.zeros(size)
-    idx = lower - first
     if pessimistic:
-        frac = np.clip(losses - lower * step, 0.0, step)
+        np.multiply(work, step, out=work)  # frac = losses - lower * step, clipped to [0, step]
+        np.subtract(losses, work, out=work)
+        np.clip(work, 0.0, step, out=work)
+        positive = work > 0
         # P-mass to the right end: m (1 - e^{-frac}) / (1 - e^{-step}); rounding resolved upwards
-        right = masses_p * (-np.expm1(-frac)) / -math.expm1(-step)
-        right = np.minimum(masses_p, right * (1 + 8 * _U) + 4 * _U * masses_p * (frac > 0))
-        np.add.at(pmf, idx + 1, right)
-        np.add.at(pmf, idx, masses_p - right)
+        np.negative(work, out=work)
+        np.expm1(work, out=work)
+        np.negative(work, out=work)
+        np.multiply(masses_p, work, out=work)
+        right = np.divide(work, -math.expm1(-step), out=work)
+        slack = np.multiply(masses_p, 4 * _U)
+        np.multiply(slack, positive, out=slack)
+        np.multiply(right, 1 + 8 * _U, out=right)
+        np.add(right, slack, out=right)
+        np.minimum(masses_p, right, out=right)
+        pmf[1:] += np.bincount(idx, right, minlength=size - 1)  # (np.add.at's sums, in one pass each)
+        pmf += np.bincount(idx, np.subtract(masses_p, right, out=slack), minlength=size)
     else:
-        np.add.at(pmf, idx, masses_p)
+        pmf += np.bincount(idx, masses_p, minlength=size)
     pld = GridPLD(step, first, pmf, inf_mass, 0.0, pessimistic)
     return pld.truncate(0.0)
 

@@ -30,12 +30,21 @@ whose result is counted ``weight`` > 1 times runs in extended precision (``np.lo
 x86-64 against 2^-53, the result rounded to float64 with the rounding counted) whenever its float64 bound
 times ``weight`` exceeds ``_ROUNDOFF_BUDGET``: at t = 10^4 summands (z = 0.7) that lowers the total
 round-off bound from 2.9e-8 to 4.5e-11.
+
+Long, thin tails (analysis ours). At little noise a summand's lattice is millions of points long while all
+but ~1e-9 of its mass sits in a short head. The n-fold sum is then computed from the head alone: with the pmf
+split into head a and tail r, (a + r)^{*n} = sum_k C(n, k) a^{*(n - k)} * r^{*k}, and the terms k = 0, 1 are
+a^{*(n - 1)} * (a + n r): every squaring runs on the short head and the long tail enters one product
+(:func:`_power_from_head`); the terms k >= 2, of mass at most C(n, 2) |r|_1^2, are cut (about ``_PAIR_MASS``
+with the head chosen for n). Likewise every product of two laws with thin tails leaves out the product of the
+two tails, of mass at most |r_a|_1 |r_b|_1 (:func:`_convolve`), so a head-by-tail product is one FFT of the
+tail's length plus the head's. Both left-out masses are counted like cut tails (``worst`` or ``dropped``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtr
@@ -46,8 +55,9 @@ __all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
 
 _TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law is counted in the final one
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
+_PAIR_MASS = 1e-13  # a power from its head: mass of the outcomes with two or more summands in the tail, at most
 _MOVED_TAIL = 1e-9  # mass of a tail moved monotonically (not to the worst end) per truncation
-_ROUNDOFF_BUDGET = 1e-11  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
+_ROUNDOFF_BUDGET = 2e-12  # a convolution runs in extended precision when its float64 bound, weighted, exceeds this
 _Z_TAIL = 8.0  # summands are on the lattice up to this standard-normal quantile
 #: Probability of the Hoeffding failure event of one bracket.
 FAILURE = 1e-15
@@ -99,10 +109,15 @@ def _summand(mu: float, s: float, h: float, top: float | None = None, above: str
     edges = (np.arange(cells + 1) + 0.5) * h  # cell j collects (y_j - h/2, y_j + h/2]
     with np.errstate(divide="ignore"):
         z = (np.log(edges) - mu) / s
-    cdf, sf = ndtr(z), ndtr(-z)
+    # the CDF where z <= 0 (z increases along the edges) and the survival function from there on: the same
+    # values as both over the whole lattice, each evaluated once
+    split = int(np.searchsorted(z, 0.0, side="right"))
+    cdf, sf = ndtr(z[:split + 1]), ndtr(-z[max(split - 1, 0):])
     pmf = np.empty(cells + 1)
-    pmf[0] = cdf[0]
-    pmf[1:] = np.where(z[1:] <= 0.0, np.diff(cdf), sf[:-1] - sf[1:])
+    pmf[0] = cdf[0] if split > 0 else 1.0 - sf[0]
+    pmf[1:split] = np.diff(cdf[:split])  # edges j - 1, j both at z <= 0
+    below = max(split - 1, 0)  # sf[i] is at edge below + i
+    pmf[max(split, 1):] = sf[max(split, 1) - 1 - below:-1] - sf[max(split, 1) - below:]
     pmf = np.maximum(pmf, 0.0)
     top = float(edges[-1])
     beyond = float(sf[-1])
@@ -143,36 +158,51 @@ def _product(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, f
     return out, error
 
 
-def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float]:
-    """(a * b, l1 bound on its round-off); ``weight``: how often the result is counted in the final law (see
-    the module docstring). Laws whose mass sits in a window much narrower than their array (the long, thin
-    tails of lognormal summands) are split into that window and the rest, so the round-off, which grows with
-    the array's length times the norms, is paid at full length only on the thin parts; the partial products
-    are added cell by cell (each addition a relative u: at most u |a|_1 |b|_1 in l1)."""
+def _convolve(a: np.ndarray, b: np.ndarray, weight: float) -> tuple[np.ndarray, float, float]:
+    """(a * b without the product of the two tails, l1 bound on its round-off, mass of that product);
+    ``weight``: how often the result is counted in the final law (see the module docstring). Laws whose mass
+    sits in a window much narrower than their array (the long, thin tails of lognormal summands) are split
+    into that window (the head) and the rest, a = w_a + r_a, and a * b = w_a * w_b + r_a * w_b + w_a * r_b +
+    r_a * r_b. The last term, of mass |r_a|_1 |r_b|_1 <= (2 _HEAD_TAIL)^2 (the sum of two summands both in
+    their thin tails), is left out and its mass returned, for the caller to count as cut (it is exact in
+    exact arithmetic; its float sums carry a relative n u, covered by a factor 1 + 4 n u): so each long
+    product is a short head against a long tail, an FFT of the tail's length plus the head's rather than of
+    both lengths. The round-off, which grows with the array's length times the norms, is paid at full length
+    only on the thin parts; the partial products are added cell by cell (each addition a relative u: at most
+    u |a|_1 |b|_1 in l1)."""
     n = a.size + b.size - 1
-    (alo, ahi), (blo, bhi) = _head(a), _head(b)
-    if (ahi - alo) + (bhi - blo) > n // 4:
-        return _product(a, b, weight)
+    alo, ahi = _head(a)
+    blo, bhi = (alo, ahi) if b is a else _head(b)
+    if (ahi - alo) + (bhi - blo) > (n // 2 if a is b else n // 4):
+        return (*_product(a, b, weight), 0.0)
+    square = a is b
+    head_a = a[alo:ahi]
     a_rest = a.copy()
     a_rest[alo:ahi] = 0.0
-    head_a = a[alo:ahi]
-    core, error = _product(head_a, head_a if a is b else b[blo:bhi], weight)
-    if a is b:  # a * a = head * head + rest * (a + head)
-        with_head = a.copy()
-        with_head[alo:ahi] *= 2.0
-        out, rest_error = _product(a_rest, with_head, weight)
-        additions = 1
-    else:  # a * b = head_a * head_b + rest_a * b + head_a * rest_b
+    if square:
+        head_b, b_rest = head_a, a_rest
+    else:
+        head_b = b[blo:bhi]
         b_rest = b.copy()
         b_rest[blo:bhi] = 0.0
-        out, rest_error = _product(a_rest, b, weight)
-        cross, cross_error = _product(head_a, b_rest, weight)
-        out[alo:alo + cross.size] += cross
-        rest_error += cross_error
+    core, error = _product(head_a, head_b, weight)
+    if square:  # a * a = w * w + r * (2 w) + r * r
+        cross, cross_error = _product(a_rest, 2.0 * head_a, weight)
+        out = np.zeros(max(alo + cross.size, 2 * alo + core.size))
+        out[alo:alo + cross.size] = cross
+        additions = 1
+    else:  # a * b = w_a * w_b + r_a * w_b + w_a * r_b + r_a * r_b
+        cross, cross_error = _product(a_rest, head_b, weight)
+        other, other_error = _product(head_a, b_rest, weight)
+        out = np.zeros(max(blo + cross.size, alo + other.size, alo + blo + core.size))
+        out[blo:blo + cross.size] = cross
+        out[alo:alo + other.size] += other
+        cross_error += other_error
         additions = 2
     out[alo + blo:alo + blo + core.size] += core
     mass = float(np.abs(a).sum()) * float(np.abs(b).sum())
-    return out, error + rest_error + additions * 2.0 * _U * mass
+    tails = float(np.abs(a_rest).sum()) * float(np.abs(b_rest).sum()) * (1.0 + 4.0 * n * _U)
+    return out, error + cross_error + additions * 2.0 * _U * mass, tails
 
 
 def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, float]:
@@ -205,9 +235,10 @@ def _cut(pmf: np.ndarray, side: str, tail: float) -> tuple[np.ndarray, int, floa
 def _add(a: LatticeLaw, b: LatticeLaw, side: str, weight: float = 1.0) -> LatticeLaw:
     """The law of the sum of two independent lattice variables (same step), tails cut on ``side``; the result
     is counted ``weight`` times in the final law (it decides the precision of the convolution)."""
-    pmf, roundoff = _convolve(a.pmf, b.pmf, weight)
+    pmf, roundoff, tails = _convolve(a.pmf, b.pmf, weight)
     error = a.error * b.pmf.sum() + b.error * a.pmf.sum() + a.error * b.error + roundoff
     kept, lo, lost = _cut(pmf, side, _TAIL / weight)
+    lost += tails  # the product of the two thin tails, left out: cut like a tail
     worst = 1.0 - (1.0 - a.worst) * (1.0 - b.worst)
     dropped = a.dropped + b.dropped
     if side in ("drop", "drop_high"):
@@ -219,6 +250,16 @@ def _add(a: LatticeLaw, b: LatticeLaw, side: str, weight: float = 1.0) -> Lattic
 
 
 def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
+    """The law of the sum of ``count`` independent copies of ``base``: from its head where its tail is long
+    and thin (:func:`_power_from_head`), else by squaring (:func:`_squarings`)."""
+    if count > 2:
+        window = _thin_tail_window(base.pmf, count)
+        if window is not None:
+            return _power_from_head(base, count, side, *window)
+    return _squarings(base, count, side)
+
+
+def _squarings(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
     """The law of the sum of ``count`` independent copies of ``base`` (squaring; a square of 2^j copies is
     counted about count / 2^j times in the result)."""
     result: LatticeLaw | None = None
@@ -231,6 +272,64 @@ def _power(base: LatticeLaw, count: int, side: str) -> LatticeLaw:
             assert result is not None
             return result
         power = _add(power, power, side, weight=float(count))
+
+
+def _thin_tail_window(pmf: np.ndarray, count: int) -> tuple[int, int] | None:
+    """The window [lo, hi) outside which ``pmf`` holds at most sqrt(2 _PAIR_MASS) / count of its mass (from
+    either end), when it is at most half the array (a long, thin tail: a lognormal summand at little
+    noise); else None. Only the window's length depends on the float cumulative sums: the mass outside it is
+    summed again where it is used."""
+    allowed = math.sqrt(2.0 * _PAIR_MASS) / count / 2.0
+    lo = int(np.searchsorted(np.cumsum(pmf), allowed, side="right"))
+    hi = pmf.size - int(np.searchsorted(np.cumsum(pmf[::-1]), allowed, side="right"))
+    lo, hi = min(lo, pmf.size - 1), max(min(hi, pmf.size), lo + 1)
+    return (lo, hi) if hi - lo <= pmf.size // 2 else None
+
+
+def _power_from_head(base: LatticeLaw, count: int, side: str, lo: int, hi: int) -> LatticeLaw:
+    """The sum of n = ``count`` copies of a law with a long, thin tail, from its head. With the pmf split into
+    its head a (the window [lo, hi)) and tail r (the rest), the n-fold convolution is
+    (a + r)^{*n} = sum_k C(n, k) a^{*(n - k)} * r^{*k} (which k copies lie in the tail); the terms k = 0, 1
+    are P * a + P * (n r) with P = a^{*(n - 1)}, the power of the short head (:func:`_squarings`): P * a is a
+    short product (:func:`_convolve`) and P * (n r) one long product whose round-off bound is small with the
+    tail's small norms (n r: a relative u per cell, at most n u |r|_1 in l1); the two are added cell by cell
+    (a relative u, at most 2 u |P|_1 (|a|_1 + n |r|_1) in l1). The terms k >= 2 (two or more summands in the
+    tail) are left out and counted as cut: their mass is at most C(n, 2) |r|_1^2 (|a|_1 + |r|_1)^(n - 2)
+    (C(n, k) <= C(n, 2) C(n - 2, k - 2)), about _PAIR_MASS with the window of :func:`_thin_tail_window`
+    (float sums: a relative 4 m u each, m cells). So every squaring runs on the head, and the long tail
+    enters one product instead of one per squaring."""
+    pmf = base.pmf
+    head = LatticeLaw(pmf[lo:hi].copy(), base.offset + lo, base.step, base.worst, base.dropped, base.error,
+                      base.bias, 0.0, base.beyond)
+    slack = 1.0 + 4.0 * pmf.size * _U
+    tail = pmf * float(count)
+    tail[lo:hi] = 0.0
+    tail_mass = (float(np.abs(pmf[:lo]).sum()) + float(np.abs(pmf[hi:]).sum())) * slack
+    total = float(np.abs(pmf).sum()) * slack
+    power = _squarings(head, count - 1, side)
+    # P * a (counted once) runs in extended precision where float64's bound times n would exceed the budget, as
+    # the first squaring would: it stands for the result products of a squaring of the whole law
+    core, core_error, core_tails = _convolve(power.pmf, head.pmf, float(count))  # at power.offset + base.offset + lo
+    spill, spill_error = _product(power.pmf, tail, 1.0)  # at power.offset + base.offset
+    out = np.zeros(max(lo + core.size, spill.size))
+    out[:spill.size] = spill
+    out[lo:lo + core.size] += core
+    power_mass = float(np.abs(power.pmf).sum()) * slack
+    mixed_mass = total + (count - 1) * tail_mass * (1.0 + 2.0 * _U)  # |a|_1 + n |r|_1
+    mixed_error = count * base.error + count * _U * tail_mass  # the tail's scaling
+    error = (power.error * mixed_mass + mixed_error * power_mass + power.error * mixed_error + core_error
+             + spill_error + 2.0 * _U * power_mass * mixed_mass)
+    kept, first, lost = _cut(out, side, _TAIL)
+    lost += core_tails + math.comb(count, 2) * tail_mass * tail_mass * max(1.0, total) ** (count - 2)
+    # mass cut from P counts |a|_1 + n |r|_1 (> 1) times in P * (a + n r); mass cut from the base, at most n times
+    worst = power.worst * mixed_mass + count * base.worst * power_mass
+    dropped = power.dropped * mixed_mass + count * base.dropped * power_mass
+    if side in ("drop", "drop_high"):
+        dropped += lost
+    else:
+        worst += lost
+    return LatticeLaw(kept, power.offset + base.offset + first, base.step, worst, dropped, error,
+                      power.bias + base.bias, 0.0, 1.0 - (1.0 - power.beyond) * (1.0 - base.beyond))
 
 
 def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, side: str,
