@@ -95,6 +95,7 @@ Gaussian at sensitivity 2C exactly when t = k = 1). No further sampler over the 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -462,9 +463,24 @@ def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD
     return candidates[0] if len(candidates) == 1 else _tightest(candidates)
 
 
+def _prefetch_laws(s: float, t: int, pessimistic: bool) -> None:
+    """Build the two directions' lattice laws of one end side by side, in two threads (numpy's FFTs release the
+    GIL; each law is cached, and its numbers do not depend on where it was built): the accountant asks for both."""
+    wanted = [(s, t, True, pessimistic)]
+    if not (pessimistic and _add_lattice_hopeless(s, t)):
+        wanted.append((s, t, False, pessimistic))
+    if len(wanted) < 2:
+        return
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for future in [pool.submit(_bracket_law, *arguments) for arguments in wanted]:
+            future.result()
+
+
 def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, only: str | None):
     directions = [d for d in ("remove", "add") if only in (None, d)]
     plds = {}
+    if t // k > 1 and (pessimistic or k == 1):  # the ends built from lattice laws
+        _prefetch_laws(s, t // k, pessimistic)
     for direction in directions:
         if pessimistic:
             plds[direction] = _upper_pld(s, t, k, direction, step)
