@@ -210,12 +210,19 @@ _SMALL_Z_NOTES = [
     "distance from it exceeds the extended bound, so dropping the round-off bound fails), float64 against "
     "extended-precision laws, and the tail cut.",
     "",
-    "Time: alternating runs on the shared machine (another benchmark running): z = 0.7, the previous code "
-    "14.8 s and 12.6 s, this code 12.7 s and 13.5 s (1.0x); z = 0.5, 21.3 s and 21.6 s against 27.8 s and 31.7 s "
-    "(1.4x). The early squarings now run on the summand's whole lattice (the accurate cut keeps its tail up to "
-    "the 8-sigma top), partly in extended precision; this is paid back by one law fewer (the remove direction's "
-    "two ends share one law, its dropped tails at +inf for the upper end) and by short add-direction laws (their "
-    "large sums, of negative loss, moved down or dropped at 1e-9 of mass).",
+    "Time: the first (cold) `epsilon_interval(1e-6)` in a fresh process, on the idle machine, at commit d97eaab "
+    "and at this code, alternating: z = 0.5, t = 10^4 25.1 s -> 6.5 s; z = 0.3 25.2 -> 5.3; z = 0.8 11.2 -> 5.4; "
+    "z = 1 3.9 -> 2.5; z = 0.1 11.2 -> 2.4; z = 0.2, t = 10^5 29.8 -> 5.9; k = 10 of t = 1000 at z = 0.5 32.2 -> "
+    "3.8 and at z = 0.3 29.3 -> 4.0; z = 2, t = 10^4 3.4 -> 3.5 and t = 10^7 4.2 -> 2.8 (peak memory at most 1.02 "
+    "GB, was up to 1.6). The same intervals or narrower, except the last digits of a few ends within the laws' "
+    "error terms. Where the time went (`pld_core/lattice_sums.py`, module docstring): the sum of n summands is "
+    "built from the short head a of the summand's law and its long thin tail r as a^(*(n-1)) * (a + n r), the "
+    "outcomes with at most one summand in the tail (the others, of mass at most C(n, 2) |r|^2, counted as cut), so "
+    "every squaring runs on the short head and the tail enters one product; products leave out the tail-by-tail "
+    "term (its mass counted); extended precision only where float64's weighted round-off bound would exceed 2e-12; "
+    "the two directions' laws are built side by side in two threads; lattice PLDs are built once per grid step; "
+    "for k > 1 at z <= 0.5 the lower end is the largest-output pair alone (it beat the sum statistic there at "
+    "every point checked) and the sum statistic's long laws are not built.",
     "",
     "Upper end at z <= 0.3: finite now (it was infinite). z = 0.3: [11.570434, 11.571238]; z = 0.2: [26.353897, "
     "26.356548] (the package's upper bounds 13.409314 and 28.218876); z = 0.4 narrowed from 1.44% to "
