@@ -224,8 +224,8 @@ _SMALL_Z_NOTES = [
     "for k > 1 at z <= 0.5 the lower end is the largest-output pair alone (it beat the sum statistic there at "
     "every point checked) and the sum statistic's long laws are not built.",
     "",
-    "Upper end at z <= 0.3: finite now (it was infinite). z = 0.3: [11.570434, 11.571238]; z = 0.2: [26.353897, "
-    "26.356548] (the package's upper bounds 13.409314 and 28.218876); z = 0.4 narrowed from 1.44% to "
+    "Upper end at z <= 0.3: finite now (it was infinite). z = 0.3: [11.570434, 11.571216]; z = 0.2: [26.353897, "
+    "26.356496] (the package's upper bounds 13.409314 and 28.218876); z = 0.4 narrowed from 1.44% to "
     "0.02%. Two changes (`dpaudit/accountant/families/"
     "random_allocation.py`, module docstring): (a) the add direction's upper end brackets the sum of the summands "
     "capped at 2t from below where the base summand's lattice reaches beyond 64t (z <= 0.5 here): the capped "
@@ -259,8 +259,8 @@ _SMALL_Z_NOTES = [
     "delta = 1e-6 is about 6.39364, not the reported 6.394294; a threshold scan on a 2.5e-5 grid agrees "
     "(1.0000917e-6 and 0.9983958e-6), and our largest-output pair on a 1e-5 loss grid gives 6.393633. At "
     "z = 0.3, t = 10^4 it is 1.0004094e-6 at 11.5706 and 0.9996706e-6 at 11.5711 against the reported "
-    "11.571723. Our upper ends are now tight enough to fall between (z = 0.5, t = 100: 6.393820; z = 0.3: "
-    "11.571238), so the pass column checks the package's lower bound by its own delta function: column `its delta at "
+    "11.571723. Our upper ends are now tight enough to fall between (z = 0.5, t = 100: 6.393814; z = 0.3: "
+    "11.571216), so the pass column checks the package's lower bound by its own delta function: column `its delta at "
     "our upper` is `allocation_delta_lower_bound` at our upper end, and at most delta = 1e-6 there means the "
     "package certifies nothing above our upper end. Rows where our lower end is a hair below the package's "
     "reported one are expected for the same reason.",
