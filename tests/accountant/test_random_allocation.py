@@ -675,3 +675,61 @@ def test_log_ndtr_error_bound_holds_against_a_high_precision_evaluation():
     for c, bound in zip(points, bounds):
         exact = mpmath.log1p(-mpmath.ncdf(-mpmath.mpf(float(c)))) if c > 0 else mpmath.log(mpmath.ncdf(mpmath.mpf(float(c))))
         assert abs(mpmath.mpf(float(log_ndtr(c))) - exact) <= bound, c
+
+
+def test_count_statistic_laws_match_sampled_counts():
+    """The laws of the number of outputs above the threshold (with the record in k of t steps, and without) against
+    counts of sampled outputs: every count's frequency within 5 standard errors (fixed seed)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    s, t, k, q0, runs = 2.5, 40, 5, 1e-2, 200_000
+    n, p, q, cut = family._count_pair(s, t, k, q0)
+    from scipy.special import ndtri
+
+    c = -float(ndtri(q0))
+    rng = np.random.default_rng(11)
+    without = (rng.standard_normal((runs, t)) > c).sum(axis=1)
+    shifted = rng.standard_normal((runs, t))
+    shifted[:, :k] += s  # which k steps hold the record does not change the count's law
+    with_record = (shifted > c).sum(axis=1)
+    assert cut < 1e-12
+    for law, sample in ((p, with_record), (q, without)):
+        frequency = np.array([(sample == value).mean() for value in n])
+        error = np.sqrt(law * (1 - law) / runs) + 1e-6
+        assert np.all(np.abs(frequency - law) <= 5 * error)
+
+
+def test_count_statistic_lower_end_is_below_the_upper_end_and_raises_the_lower_end():
+    """k > 1 at little noise: the count statistic's pair sees all k record outputs (the largest output sees one),
+    stays below the upper end, and below the Gaussian without amplification where the k-of-(k+1) upper end is it."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    low, high = PLDAccountant().compose(RandomAllocation(0.3, 1000, 10)).epsilon_interval(1e-6)
+    largest = family._max_lower_pld(1 / 0.3, 1000, 10, "remove", 1e-3).epsilon(1e-6)
+    assert largest * 2 < low <= high
+    low, high = PLDAccountant().compose(RandomAllocation(0.5, 3, 2)).epsilon_interval(1e-6)
+    gaussian = PLDAccountant().compose(SelfComposed(Gaussian(0.5), 2)).epsilon(1e-6)
+    assert low <= high <= gaussian * (1 + 1e-5)
+
+
+def test_binomial_pmf_error_is_within_the_bound_taken():
+    """scipy's binomial pmf (behind the count statistic) within _BINOMIAL_ERROR relative of a 40-digit evaluation."""
+    import mpmath
+
+    from dpaudit.accountant.families import random_allocation as family
+
+    mpmath.mp.dps = 40
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(200):
+        trials = int(np.exp(rng.uniform(0, np.log(2e6))))
+        p = float(10 ** rng.uniform(-10, -0.05))
+        mean, sd = trials * p, math.sqrt(trials * p * (1 - p)) + 1
+        n = int(np.clip(round(mean + rng.uniform(-15, 40) * sd), 0, trials))
+        got = float(family._binomial_pmf(np.array([n]), trials, p)[0])
+        if got < 1e-290:
+            continue
+        exact = mpmath.binomial(trials, n) * mpmath.mpf(p) ** n * (1 - mpmath.mpf(p)) ** (trials - n)
+        assert abs(mpmath.mpf(got) - exact) <= family._BINOMIAL_ERROR * exact
+        checked += 1
+    assert checked > 100
