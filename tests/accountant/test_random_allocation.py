@@ -733,3 +733,20 @@ def test_binomial_pmf_error_is_within_the_bound_taken():
         assert abs(mpmath.mpf(got) - exact) <= family._BINOMIAL_ERROR * exact
         checked += 1
     assert checked > 100
+
+
+def test_atoms_epsilon_matches_the_grid_epsilon_of_the_same_atoms():
+    """The count statistic's threshold is ranked by epsilon computed on its atoms: the same as the grid PLD's on a
+    fine grid (within the grid's rounding)."""
+    from dpaudit.accountant.families import random_allocation as family
+    from dpaudit.accountant.pld_core.grid import from_atoms
+
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        losses = rng.normal(2.0, 2.0, 50)
+        masses = rng.random(50)
+        masses /= masses.sum() * 1.1
+        for delta in (1e-1, 1e-3, 1e-6):
+            on_atoms = family._atoms_epsilon(losses, masses, delta)
+            on_grid = from_atoms(1e-5, losses, masses, 0.0, False).epsilon(delta)
+            assert abs(on_atoms - on_grid) <= 2e-5

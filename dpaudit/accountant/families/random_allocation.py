@@ -61,14 +61,24 @@ threshold events {M > C} of one epoch; the slices' PLD contains them and compose
 log Phi (``scipy.special.log_ndtr``, within the bound of ``_log_ndtr_error``), with a bound on each mass's relative
 float error (``_slice_log_masses``): the losses are lowered and the P-masses shrunk by it (smaller P-masses and
 losses only lower delta, also after composition). At little noise the largest summand carries the sum and the
-max pair is the tighter one; otherwise the sum's. Each direction takes whichever of the two lower PLDs has the
-larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}: either is a lower PLD, so the choice only decides
-tightness. For k > 1 at z <= 0.5 (_MAX_PAIR_ONLY_FROM) the max pair is taken without computing the sum statistic,
-whose laws are long there and which the max pair beat in the remove direction at every point checked; for k up to
-_COUNT_MOST_SELECTED also a third lower pair (ours): the laws of N = #{i : x_i > c}, Bin(t, q0) without the record
-and Bin(k, q1) * Bin(t - k, q0) with it (q0 = P(x > c), q1 = Phi(s - c)), again a function of the outputs
-whichever steps hold the record; it sees all k record outputs where the largest output sees one (z = 0.3,
-t = 1000, k = 10: 42.7 against 17.7 at delta 1e-6), and the most revealing threshold of a fixed list is taken.
+max pair is the tighter one; otherwise the sum's.
+
+A third lower pair for k > 1 (ours): the laws of N = #{i : x_i > c}, Bin(t, q0) without the record and
+Bin(k, q1) * Bin(t - k, q0) with it (q0 = P(x > c), q1 = Phi(s - c)), again a function of the outputs whichever
+steps hold the record. It sees all k record outputs where the largest output sees one: z = 0.3, t = 1000, k = 10
+gives 42.7 against 17.7 at delta 1e-6, and k = 1083 of 2236 at z = 0.72 gives 512 where the sum statistic gives
+19.6. Thresholds come from a fixed list (_COUNT_LEVELS). Each binomial is cut to a window of _COUNT_SD standard
+deviations: dropping P-mass of the first law only lowers delta, and where P is the second law each of its values
+is raised by the mass cut, an upper bound on what the cut removed. scipy's binomial pmf is taken within
+_BINOMIAL_ERROR relative (measured, and tested against a 40-digit evaluation): the losses are lowered and the
+first law's masses shrunk by it.
+
+Each direction takes whichever of its lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}:
+each is a lower PLD, so the choice only decides tightness. The sum statistic's laws are long, and slow to build,
+for many shifted summands, many steps and at little noise, so for k > 1 they are built only at z > 0.5
+(_MAX_PAIR_ONLY_FROM), k <= _STATISTIC_MOST_SELECTED and t <= _STATISTIC_MOST_STEPS. Where they are skipped the max
+or count pair won at every point checked but two (t = 367367, k = 27, z = 0.56: 1.44 against 1.48; t = 99999,
+k = 50, z = 0.8: 0.88 against 1.33).
 
 Every record in every step (k = t, t = 1 included): exactly the t-fold composition of Gaussian(z), the Gaussian
 leaf of mu = sqrt(t) / z (normal form; the Gaussian family interprets it).
@@ -131,12 +141,14 @@ _DROPPED_TAIL = 1e-12  # lower end for k > 1: P-mass of the largest losses left 
 _MAX_SLICES = 1 << 17  # slices of the largest output between its two unbounded end slices
 _MAX_END = -40.0  # log P-mass of each unbounded end slice of the largest output
 _CHOICE_DELTAS = (1e-5, 1e-6, 1e-7)  # PLDs of one end are compared by their epsilon at these deltas
-_MAX_PAIR_ONLY_FROM = 2.0  # k > 1, s >= this (z <= 0.5): the lower end is the largest-output pair alone (it was the
-# larger in the remove direction at every point checked, z 0.3-0.5, t 50-10^4, k 2-10; the sum statistic's laws
-# took 2-10 s there)
-_COUNT_LEVELS = tuple(10.0 ** -j for j in range(1, 11))  # k > 1, little noise: thresholds of the count statistic
-_COUNT_SD = 40.0  # ... the others' count kept within this many standard deviations of its mean
-_COUNT_MOST_SELECTED = 64  # ... for k up to this
+_MAX_PAIR_ONLY_FROM = 2.0  # k > 1, s >= this (z <= 0.5): no sum statistic (the max pair was the larger in the
+# remove direction at every point checked, z 0.3-0.5, t 50-10^4, k 2-10; its laws took 2-10 s there)
+_COUNT_LEVELS = tuple(10.0 ** -j for j in range(1, 11))  # k > 1: thresholds of the count statistic, P(x > c)
+_COUNT_SD = 20.0  # ... each binomial kept within this many standard deviations of its mean
+_COUNT_WORK = 50_000_000  # ... a threshold whose two binomials' windows multiply to more is skipped
+_STATISTIC_MOST_SELECTED = 64  # the sum statistic's laws (long for many shifted summands) only for k up to this
+_STATISTIC_MOST_STEPS = 50_000  # ... and t up to this (RandomAllocation(0.56, 367367, 27): 3.8 s for 1.48 against
+# the largest output's 1.44)
 _BINOMIAL_ERROR = 1e-10  # relative error taken for scipy.stats.binom.pmf (measured: at most 2.5e-12 for t <= 2e6)
 _LARGEST_CELLS = 1 << 20  # slices of the largest output, the add direction's upper end
 _LARGEST_PROBE_STEP = 1e-2  # ... whose epsilon is first compared with the Gaussian's on this grid
@@ -224,9 +236,12 @@ def _shifted_tail_atoms(s: float, t: int, law: LatticeLaw, step: float) -> tuple
 
 @lru_cache(maxsize=8)
 def _statistic_laws(s: float, t: int, k: int) -> tuple[LatticeLaw, LatticeLaw]:
+    """The sum statistic's laws with the record and without, built side by side in two threads (numpy's FFTs
+    release the GIL; the numbers do not depend on it)."""
     h = _lattice_step(s, t, k)
-    return (rounded_sum_law(s, t - k, k, h, "drop", common_top=True),
-            rounded_sum_law(s, t, 0, h, "drop", common_top=True))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        laws = [pool.submit(rounded_sum_law, s, t - shifted, shifted, h, "drop", common_top=True) for shifted in (k, 0)]
+        return laws[0].result(), laws[1].result()
 
 
 # The accountant asks for the same PLD more than once while it plans (each a pass over millions of atoms): one
@@ -385,44 +400,99 @@ def _binomial_pmf(n: np.ndarray, trials: int, p: float) -> np.ndarray:
     return binom.pmf(n, trials, p)
 
 
+def _window(trials: int, p: float) -> tuple[int, int]:
+    mean, sd = trials * p, math.sqrt(trials * p * (1.0 - p)) + 1.0
+    return max(0, int(mean - _COUNT_SD * sd)), min(trials, int(mean + _COUNT_SD * sd) + 1)
+
+
+def _binomial_window(trials: int, p: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Bin(trials, p) on the counts within _COUNT_SD standard deviations of its mean: (counts, pmf, mass left out,
+    from the two tails' distribution functions, doubled: far more than their float error, and about e^-200)."""
+    from scipy.stats import binom  # local: scipy.stats is slow to import and only needed here
+
+    lo, hi = _window(trials, p)
+    counts = np.arange(lo, hi + 1)
+    pmf = _binomial_pmf(counts, trials, p)
+    left_out = float(binom.sf(hi, trials, p)) + (float(binom.cdf(lo - 1, trials, p)) if lo > 0 else 0.0)
+    return counts, pmf, 2.0 * left_out
+
+
+@lru_cache(maxsize=64)
 def _count_pair(s: float, t: int, k: int, q0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """The laws of N = #{i : x_i > c}, P(x > c) = q0 without the record and q1 = Phi(s - c) in its k steps: at n in
-    a window, the P-law (Bin(k, q1) * Bin(t - k, q0), the latter cut to the window) and the Q-law (Bin(t, q0),
-    exact at each n), and the P-mass the cut leaves out of each P-value (at most)."""
+    a window, the P-law (Bin(k, q1) * Bin(t - k, q0), each cut to a window: ``_binomial_window``) and the Q-law
+    (Bin(t, q0), exact at each n), and the P-mass the cuts leave out of each P-value (at most their sum)."""
     c = -float(ndtri(q0))
-    q1 = float(ndtr(s - c))
-    others = t - k
-    mean, sd = others * q0, math.sqrt(others * q0 * (1.0 - q0)) + 1.0
-    lo, hi = max(0, int(mean - _COUNT_SD * sd)), min(others, int(mean + _COUNT_SD * sd) + 1)
-    window = np.arange(lo, hi + 1)
-    rest = _binomial_pmf(window, others, q0)
-    cut = max(0.0, 1.0 - math.fsum(rest.tolist()))  # Bin(t - k, q0) outside the window
-    record = _binomial_pmf(np.arange(k + 1), k, q1)
+    record_counts, record, record_cut = _binomial_window(k, float(ndtr(s - c)))
+    rest_counts, rest, rest_cut = _binomial_window(t - k, q0)
     p = np.convolve(record, rest)
-    n = np.arange(lo, lo + p.size)
+    n = np.arange(p.size) + int(record_counts[0]) + int(rest_counts[0])
     q = _binomial_pmf(n, t, q0)
-    return n, p, q, cut
+    return n, p, q, record_cut + rest_cut
+
+
+def _count_atoms(s: float, t: int, k: int, direction: str, q0: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(losses, first-law masses) of the count pair at threshold level q0, lowered by their float error (see
+    :func:`_count_lower_pld`); None where the threshold is skipped or no outcome has both masses."""
+    windows = [_window(k, float(ndtr(s + float(ndtri(q0))))), _window(t - k, q0)]
+    if (windows[0][1] - windows[0][0] + 1) * (windows[1][1] - windows[1][0] + 1) > _COUNT_WORK:
+        return None  # the convolution would be long (many steps hold the record): other thresholds
+    n, p, q, cut = _count_pair(s, t, k, q0)
+    first, second = (p, q) if direction == "remove" else (q, p + cut)
+    valid = (first > 0) & (second > 0)
+    if not valid.any():
+        return None
+    losses = np.log(first[valid]) - np.log(second[valid]) - 4.0 * _BINOMIAL_ERROR - 4 * _U * (k + 2)
+    return losses, first[valid] * (1.0 - 2.0 * _BINOMIAL_ERROR - 4 * _U * (k + 2))
+
+
+def _atoms_epsilon(losses: np.ndarray, masses: np.ndarray, delta: float) -> float:
+    """Smallest eps >= 0 with sum_i m_i (1 - e^(eps - l_i))_+ <= delta, from finitely many atoms (to rank them)."""
+    order = np.argsort(losses)[::-1]
+    l, m = losses[order], masses[order]
+    a = np.cumsum(m)  # P-mass at losses >= l_j
+    # on [l_j+1, l_j] delta(eps) = a_j - e^(eps - l_0) b_j, b_j its Q-mass over e^-l_0 (inf far below l_0, where no
+    # eps of interest lies): the first j whose delta at l_j+1 exceeds delta
+    below = np.append(l[1:], -np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = np.cumsum(m * np.exp(l[0] - l))
+        at_below = a - np.exp(np.maximum(below, 0.0) - l[0]) * b
+    j = int(np.argmax(at_below > delta)) if np.any(at_below > delta) else -1
+    if j < 0:
+        return 0.0
+    if a[j] <= delta:
+        return max(0.0, float(l[j]))
+    return max(0.0, float(l[0] + math.log((a[j] - delta) / b[j])))
+
+
+@lru_cache(maxsize=64)
+def _count_level(s: float, t: int, k: int, direction: str) -> float | None:
+    """The threshold level of _COUNT_LEVELS whose count pair has the largest epsilon at most of _CHOICE_DELTAS
+    (computed on the atoms, independent of the grid); None if no level holds an outcome of both laws."""
+    scores = {}
+    for q0 in _COUNT_LEVELS:
+        atoms = _count_atoms(s, t, k, direction, q0)
+        if atoms is not None:
+            scores[q0] = [_atoms_epsilon(*atoms, d) for d in _CHOICE_DELTAS]
+    if not scores:
+        return None
+    wins = {q0: sum(all(score[i] >= other[i] for other in scores.values()) for i in range(len(_CHOICE_DELTAS)))
+            for q0, score in scores.items()}
+    return max(wins, key=lambda q0: (wins[q0], scores[q0][len(_CHOICE_DELTAS) // 2]))
 
 
 def _count_lower_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
-    """A lower PLD of k-of-t allocation at little noise: the pair of laws of the number of outputs above a threshold
-    c (a function of the outputs whichever steps hold the record: dominated by the true pair, also after
-    composition), the most revealing of thresholds with P(x > c) in _COUNT_LEVELS. It sees all k record outputs,
-    where the largest output sees one. scipy's binomial pmf is taken within _BINOMIAL_ERROR relative: the losses
-    are lowered by twice that and the first law's masses shrunk by it; a P-value cut to a window is raised by the
-    mass cut where it is the second law (an upper bound on it keeps the loss low)."""
-    best = None
-    for q0 in _COUNT_LEVELS:
-        n, p, q, cut = _count_pair(s, t, k, q0)
-        first, second = (p, q) if direction == "remove" else (q, p + cut)
-        valid = (first > 0) & (second > 0)
-        if not valid.any():
-            continue
-        losses = np.log(first[valid]) - np.log(second[valid]) - 4.0 * _BINOMIAL_ERROR - 4 * _U * (k + 2)
-        masses = first[valid] * (1.0 - 2.0 * _BINOMIAL_ERROR - 4 * _U * (k + 2))
-        pld = from_atoms(step, losses, masses, 0.0, False)
-        best = pld if best is None else _more_revealing(best, pld)
-    return best if best is not None else GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
+    """A lower PLD of k-of-t allocation: the pair of laws of the number of outputs above a threshold c (a function of
+    the outputs whichever steps hold the record: dominated by the true pair, also after composition), at the most
+    revealing level of _COUNT_LEVELS (:func:`_count_level`). It sees all k record outputs, where the largest output
+    sees one. scipy's binomial pmf is taken within _BINOMIAL_ERROR relative: the losses are lowered by twice that
+    and the first law's masses shrunk by it; a P-value cut to a window is raised by the mass cut where it is the
+    second law (an upper bound on it keeps the loss low)."""
+    level = _count_level(s, t, k, direction)
+    atoms = None if level is None else _count_atoms(s, t, k, direction, level)
+    if atoms is None:
+        return GridPLD(step, 0, np.ones(1), 0.0, 0.0, False)
+    return from_atoms(step, *atoms, 0.0, False)
 
 
 def _largest_add_upper(s: float, t: int, step: float) -> GridPLD:
@@ -540,16 +610,12 @@ def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, o
             plds[direction] = _upper_pld(s, t, k, direction, step)
             continue
         largest = _max_lower_pld(s, t, k, direction, step)
-        if k > 1 and s >= _MAX_PAIR_ONLY_FROM:  # little noise: the sum statistic's laws are long and lose
-            plds[direction] = largest
-            if k <= _COUNT_MOST_SELECTED:
-                plds[direction] = _more_revealing(largest, _count_lower_pld(s, t, k, direction, step))
-            continue
         if k == 1:
-            plds[direction] = _bracket_pld(s, t, direction, step, False)
-        else:
-            plds[direction] = _statistic_lower_pld(s, t, k, direction, step)
-        plds[direction] = _more_revealing(plds[direction], largest)
+            plds[direction] = _more_revealing(_bracket_pld(s, t, direction, step, False), largest)
+            continue
+        plds[direction] = _more_revealing(largest, _count_lower_pld(s, t, k, direction, step))
+        if s < _MAX_PAIR_ONLY_FROM and k <= _STATISTIC_MOST_SELECTED and t <= _STATISTIC_MOST_STEPS:  # long laws else
+            plds[direction] = _more_revealing(plds[direction], _statistic_lower_pld(s, t, k, direction, step))
     return plds.get("remove"), plds.get("add")
 
 
