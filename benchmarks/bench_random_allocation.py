@@ -4,7 +4,8 @@ reports/accounting_random_allocation.md (+ .json).
 Run: nice -n 10 python benchmarks/bench_random_allocation.py [--only-z Z [Z ...]] [--rewrite]
 (``--only-z``: re-run only the points with these z; the other rows are kept from the last JSON and the report
 says which rows come from which run.)
-(peers, each optional: ``random-allocation`` (Feldman & Shenfeld's package for arXiv:2502.08202) and
+(peers, each optional: ``random-allocation`` (Feldman & Shenfeld's package for arXiv:2502.08202; not in the
+``bench`` extra, as it pins numpy < 2.2: ``pip install random-allocation``) and
 ``PLD_accounting`` (their package for "Efficient privacy loss accounting for subsampling and random
 allocation", ICML 2026); a dp_accounting release with ``RandomAllocationDpEvent`` is used when installed.)
 
