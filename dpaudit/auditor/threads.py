@@ -38,7 +38,7 @@ def thread_pools() -> Any:
             from threadpoolctl import ThreadpoolController
         except ImportError:  # pragma: no cover - scikit-learn (a core dependency) installs it
             return None
-        _controller[:] = [0, _extension_modules(), ThreadpoolController()]
+        _controller[:] = [0, extensions, ThreadpoolController()]
     _controller[0] = len(sys.modules)
     return _controller[2]
 

@@ -364,8 +364,8 @@ def _slice_log_masses(edges: np.ndarray, s: float, t: int, shifted: int) -> tupl
     err = (t - shifted) * _log_ndtr_error(edges) + 2 * _U * np.abs(cdf)
     if shifted:
         err += shifted * _log_ndtr_error(edges - s)
-    gap = np.maximum(cdf[1:] - cdf[:-1], np.finfo(float).tiny)
     tiny = np.finfo(float).tiny
+    gap = np.maximum(cdf[1:] - cdf[:-1], tiny)
     relative = np.concatenate((err[:1], (err[:-1] + err[1:]) / gap + err[1:],
                                err[-1:] * np.exp(cdf[-1:]) / np.maximum(-np.expm1(cdf[-1:]), tiny)))
     relative += 8 * _U * (1.0 + np.abs(np.where(np.isfinite(log_masses), log_masses, 0.0)))
@@ -418,12 +418,16 @@ def _binomial_window(trials: int, p: float) -> tuple[np.ndarray, np.ndarray, flo
 
 
 @lru_cache(maxsize=64)
-def _count_pair(s: float, t: int, k: int, q0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def _count_pair(s: float, t: int, k: int, q0: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
     """The laws of N = #{i : x_i > c}, P(x > c) = q0 without the record and q1 = Phi(s - c) in its k steps: at n in
     a window, the P-law (Bin(k, q1) * Bin(t - k, q0), each cut to a window: ``_binomial_window``) and the Q-law
-    (Bin(t, q0), exact at each n), and the P-mass the cuts leave out of each P-value (at most their sum)."""
-    c = -float(ndtri(q0))
-    record_counts, record, record_cut = _binomial_window(k, float(ndtr(s - c)))
+    (Bin(t, q0), exact at each n), and the P-mass the cuts leave out of each P-value (at most their sum). None
+    where the two windows multiply to more than _COUNT_WORK (many steps hold the record: other thresholds)."""
+    q1 = float(ndtr(s + float(ndtri(q0))))
+    (record_lo, record_hi), (rest_lo, rest_hi) = _window(k, q1), _window(t - k, q0)
+    if (record_hi - record_lo + 1) * (rest_hi - rest_lo + 1) > _COUNT_WORK:
+        return None
+    record_counts, record, record_cut = _binomial_window(k, q1)
     rest_counts, rest, rest_cut = _binomial_window(t - k, q0)
     p = np.convolve(record, rest)
     n = np.arange(p.size) + int(record_counts[0]) + int(rest_counts[0])
@@ -434,10 +438,10 @@ def _count_pair(s: float, t: int, k: int, q0: float) -> tuple[np.ndarray, np.nda
 def _count_atoms(s: float, t: int, k: int, direction: str, q0: float) -> tuple[np.ndarray, np.ndarray] | None:
     """(losses, first-law masses) of the count pair at threshold level q0, lowered by their float error (see
     :func:`_count_lower_pld`); None where the threshold is skipped or no outcome has both masses."""
-    windows = [_window(k, float(ndtr(s + float(ndtri(q0))))), _window(t - k, q0)]
-    if (windows[0][1] - windows[0][0] + 1) * (windows[1][1] - windows[1][0] + 1) > _COUNT_WORK:
-        return None  # the convolution would be long (many steps hold the record): other thresholds
-    n, p, q, cut = _count_pair(s, t, k, q0)
+    pair = _count_pair(s, t, k, q0)
+    if pair is None:
+        return None
+    n, p, q, cut = pair
     first, second = (p, q) if direction == "remove" else (q, p + cut)
     valid = (first > 0) & (second > 0)
     if not valid.any():
@@ -476,8 +480,7 @@ def _count_level(s: float, t: int, k: int, direction: str) -> float | None:
             scores[q0] = [_atoms_epsilon(*atoms, d) for d in _CHOICE_DELTAS]
     if not scores:
         return None
-    wins = {q0: sum(all(score[i] >= other[i] for other in scores.values()) for i in range(len(_CHOICE_DELTAS)))
-            for q0, score in scores.items()}
+    wins = dict(zip(scores, _wins(list(scores.values()), larger=True)))
     return max(wins, key=lambda q0: (wins[q0], scores[q0][len(_CHOICE_DELTAS) // 2]))
 
 
@@ -538,16 +541,23 @@ def _largest_may_win(s: float, t: int) -> bool:
     return any(coarse.epsilon(d) - _LARGEST_PROBE_STEP < float(gdp_epsilon(s, d)) for d in _CHOICE_DELTAS)
 
 
+def _wins(scores: list[list[float]], larger: bool) -> list[int]:
+    """For each candidate's epsilons at _CHOICE_DELTAS, at how many of them it is the largest (``larger``) or the
+    smallest of all, ties counting for each."""
+    better = (lambda x, y: x >= y) if larger else (lambda x, y: x <= y)
+    return [sum(all(better(score[i], other[i]) for other in scores) for i in range(len(_CHOICE_DELTAS)))
+            for score in scores]
+
+
 def _tightest(candidates: list[GridPLD]) -> GridPLD:
     """Of upper PLDs (each a dominating pair), the one with the smallest epsilon at most of _CHOICE_DELTAS."""
-    scores = [[pld.epsilon(d) for d in _CHOICE_DELTAS] for pld in candidates]
-    wins = [sum(all(score[i] <= other[i] for other in scores) for i in range(len(_CHOICE_DELTAS))) for score in scores]
+    wins = _wins([[pld.epsilon(d) for d in _CHOICE_DELTAS] for pld in candidates], larger=False)
     return candidates[int(np.argmax(wins))]
 
 
 def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     """Of two lower PLDs, the one with the larger epsilon at most of _CHOICE_DELTAS."""
-    wins = sum(a.epsilon(d) >= b.epsilon(d) for d in _CHOICE_DELTAS)
+    wins = _wins([[a.epsilon(d) for d in _CHOICE_DELTAS], [b.epsilon(d) for d in _CHOICE_DELTAS]], larger=True)[0]
     return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 

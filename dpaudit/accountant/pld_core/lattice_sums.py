@@ -44,7 +44,7 @@ tail's length plus the head's. Both left-out masses are counted like cut tails (
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr

@@ -73,8 +73,9 @@ def boosting_available() -> bool:
 
 
 def preload_boosting() -> bool:
-    """Import scikit-learn's gradient boosting (and find the thread pools) now; whether it is installed. A process that forks many audits (the
-    gate's entries, each in its own child) imports it once instead of in every child (~0.3 s each)."""
+    """Import scikit-learn's gradient boosting (and find the thread pools) now; whether it is installed. A process
+    that forks many audits (the gate's entries, each in its own child) imports it once instead of in every child
+    (~0.3 s each)."""
     try:
         from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - imported for the children
     except Exception:  # noqa: BLE001 - a broken install: each fit reports it as today (no boosted score)
