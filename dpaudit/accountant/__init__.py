@@ -45,6 +45,8 @@ _LAZY = {
     "gdp_delta": "dpaudit.accountant.curves",
     "gdp_epsilon": "dpaudit.accountant.curves",
     "gdp_tradeoff": "dpaudit.accountant.curves",
+    "last_iterate_epsilon": "dpaudit.accountant.last_iterate",
+    "last_iterate_delta": "dpaudit.accountant.last_iterate",
     "AttackRisk": "dpaudit.accountant.risk",
     "attack_risk": "dpaudit.accountant.risk",
     "epsilon_for_tpr": "dpaudit.accountant.risk",
