@@ -7,7 +7,9 @@ the claim read from the engine.
 * :func:`audit_opacus`, :func:`audit_training`: canary presets, many-run and one-run audits, results with
   the certified lower bound, the claimed upper bound and the threat model side by side;
 * :func:`check_update_scale`: the released updates' noise as declared, whatever the realised batch size;
-* :class:`TrainingMechanism`: a training stack as an auditor mechanism (``audit_curve``, ``audit``).
+* :class:`TrainingMechanism`: a training stack as an auditor mechanism (``audit_curve``, ``audit``);
+* :func:`audit_final_model`: what the released model alone reveals (worst-case initialisation, blank /
+  ClipBKD / crafted-gradient canaries), with :class:`BatchedMLPTraining` training many small models at once.
 
 torch and opacus (the ``opacus`` extra) are imported only by the functions that train.
 """
@@ -38,6 +40,12 @@ _LAZY = {
     "TrainingTarget": "dpaudit.training.protocol",
     "OpacusTraining": "dpaudit.training.opacus_training",
     "OpacusHooks": "dpaudit.training.opacus_hooks",
+    "audit_final_model": "dpaudit.training.final_model",
+    "FinalModelAuditResult": "dpaudit.training.final_model",
+    "BatchedMLPTraining": "dpaudit.training.batched_mlp",
+    "BatchedMLPTrainingWithNonPrivateEpoch": "dpaudit.training.batched_mlp",
+    "FinalModelHooks": "dpaudit.training.final_model_stacks",
+    "FINAL_CANARIES": "dpaudit.training.final_canaries",
 }
 
 __all__ = list(_LAZY)
