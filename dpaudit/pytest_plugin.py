@@ -19,6 +19,7 @@ read from the PrivacyEngine unless given; one audit of the test's share)::
 
     def test_opacus_training_is_dp(dp_audit):
         dp_audit.training(train, dataset=data, canaries=500)          # or runs=200, claim=2.0, canary=...
+        dp_audit.final_model(train, dataset=data, runs=200)           # the released model only (audit_final_model)
 
 False alarms. With ``--dp-false-alarm-rate a`` (default 0.01) and A audits declared over all the DP
 tests collected (one per test unless the marker says ``audits=k``), every audit runs at confidence
@@ -291,6 +292,31 @@ class DPAudit:
             pytest.fail(f"differential privacy VIOLATED by the training stack (audit {index + 1} of {self.audits} in this "
                         f"test)\n{result.summary()}\n  the run's false-alarm rate {self.settings.false_alarm_rate:g} is split "
                         f"over {self.settings.total_audits} audit(s): a correct stack fails here with probability <= "
+                        f"{self.settings.share:.3g}", pytrace=False)
+        return result
+
+    def final_model(self, train: Any, *, dataset: Any, **options: Any) -> Any:
+        """Audit what the released model alone reveals (:func:`dpaudit.training.audit_final_model`: ``train``,
+        ``dataset``, ``runs``, ``canary``, ``initialisation``, ``claim``, ...) at the plugin's confidence and seed;
+        a certified violation (epsilon_lower above the claim, or a point below the claimed curve) fails the test.
+        Returns the FinalModelAuditResult."""
+        __tracebackhide__ = True
+        from .training import audit_final_model
+
+        for name in ("confidence_level", "seed"):
+            if name in options:
+                pytest.fail(f"dp_audit.final_model: {name} is set by the plugin (--dp-false-alarm-rate, --dp-seed), not "
+                            "per call", pytrace=False)
+        index, seed = self._next()
+        result = audit_final_model(train, dataset=dataset, confidence_level=self.confidence_level, seed=seed, **options)
+        self.settings.audits_run += 1
+        self.results.append(result)
+        if result.flagged:
+            self.settings.violations.append(f"{self.nodeid}: final model epsilon >= {result.epsilon_lower:.4f}, claimed "
+                                            f"{result.epsilon_claim}")
+            pytest.fail(f"differential privacy VIOLATED by the released model (audit {index + 1} of {self.audits} in this "
+                        f"test)\n{result.summary()}\n  the run's false-alarm rate {self.settings.false_alarm_rate:g} is "
+                        f"split over {self.settings.total_audits} audit(s): a correct stack fails here with probability <= "
                         f"{self.settings.share:.3g}", pytrace=False)
         return result
 

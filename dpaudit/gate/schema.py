@@ -226,6 +226,14 @@ def _sections() -> tuple[Section, ...]:
         Key("num_classes", "integer >= 2", "no", "from the labels", "the model's output width"),
         Key("workers", "positive integer", "no", "1", "processes training runs"),
         _TIMEOUT,
+        Key("preset", "string", "no", "-", "\"final_model\": audit what the released model alone reveals "
+            "(`training.audit_final_model`; canary \"blank\", \"clipbkd\" or \"crafted_gradient\", runs >= 8, no "
+            "canaries/gradient_norm_factor/num_classes); the keys below are for this preset only"),
+        Key("initialisation", "string", "no", "\"pretrained\"", "final_model: \"pretrained\" (worst case, pre-trained "
+            "on the public split) or \"random\""),
+        Key("public_fraction", "float in (0, 1)", "no", "0.5", "final_model: share of the dataset kept out as public"),
+        Key("pretrain_epochs", "integer >= 0", "no", "5", "final_model: epochs of non-private pre-training"),
+        Key("make_model", "string", "no", "-", "final_model: `package.module:function` building the train function's model"),
     ))
     return gate, audit, accuracy, budget, score_audit, training_audit, replay
 

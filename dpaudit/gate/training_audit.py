@@ -73,8 +73,12 @@ def parse_training_audit(path: str, index: int, table: Any, settings: Any) -> Tr
     """Validate one [[training_audit]] table (errors name file, entry and key; nothing is imported yet)."""
     from pathlib import Path
 
+    from .final_model_audit import FINAL_MODEL_KEYS, parse_final_model_audit, reject_final_model_keys
 
-    entry = Table(path, "training_audit", index, table, _KEYS)
+    if isinstance(table, dict) and "preset" in table:  # preset = "final_model": its own parser and runner
+        return parse_final_model_audit(path, index, table, settings)
+    entry = Table(path, "training_audit", index, table, _KEYS | FINAL_MODEL_KEYS)
+    reject_final_model_keys(entry)
     name = entry.get("name", str)
     train = entry.get("train", str, check=lambda v: v.count(":") == 1, rule="'package.module:function'")
     dataset = entry.get("dataset", str, check=lambda v: v.count(":") == 1, rule="'package.module:attribute'")
@@ -100,7 +104,10 @@ def run_training_audit(spec: TrainingAuditSpec, alpha: float | None = None) -> d
     """Import the stack, train with canaries, audit; ``alpha`` (if given) replaces 1 - confidence_level."""
     from .._loading import load_object
     from ..training import audit_opacus, split_false_alarm
+    from .final_model_audit import FinalModelAuditSpec, run_final_model_audit
 
+    if isinstance(spec, FinalModelAuditSpec):
+        return run_final_model_audit(spec, alpha)
     started = time.perf_counter()
     confidence, update_rate = split_false_alarm(spec.canary, 1.0 - spec.confidence_level if alpha is None else alpha)
     train = load_object(spec.train, "train", spec.base)

@@ -41,7 +41,7 @@ from .._validation import (
 )
 from ..errors import InvalidArgument, InvalidArgumentType
 
-__all__ = ["BatchedMLPTraining", "BatchedMLPTrainingWithNonPrivateEpoch", "CHUNK_MODELS", "MLPParameters"]
+__all__ = ["BatchedMLPTraining", "BatchedMLPTrainingWithNonPrivateEpoch", "CHUNK_MODELS", "MLPParameters", "Adam"]
 
 #: Models trained together in one task (fixed, so results do not depend on the number of workers).
 CHUNK_MODELS = 64
@@ -173,7 +173,7 @@ class BatchedMLPTraining:
         count = len(start.weights)
         x = torch.as_tensor(self._inputs(inputs))
         y = torch.as_tensor(np.asarray(labels, dtype=np.int64))
-        optimizer = torch.optim.Adam(params, lr=learning_rate)
+        adam = Adam(params, learning_rate)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
         with _one_thread(torch):
             for _ in range(epochs):
@@ -185,10 +185,7 @@ class BatchedMLPTraining:
                         a = a @ params[layer] + params[count + layer]
                         if layer < count - 1:
                             a = torch.relu(a)
-                    loss = torch.nn.functional.cross_entropy(a, y[batch])
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
+                    adam.step(torch.autograd.grad(torch.nn.functional.cross_entropy(a, y[batch]), params))
         return MLPParameters(tuple(p.detach().numpy()[None].copy() for p in params[:count]),
                              tuple(p.detach().numpy()[None].copy() for p in params[count:]))
 
@@ -326,8 +323,8 @@ class BatchedMLPTrainingWithNonPrivateEpoch(BatchedMLPTraining):
     """The bug twin: after the private steps, one epoch of ordinary minibatch SGD (no clipping, no noise,
     batches of ``finetune_batch_size``) on the same records. The claim (``event``) still says DP-SGD."""
 
-    finetune_batch_size: int = 32
-    finetune_learning_rate: float = 0.1
+    finetune_batch_size: int = 8
+    finetune_learning_rate: float = 0.5
 
     def _after_private(self, torch: Any, x: Any, onehot: Any, weights: list, biases: list, present: Any,
                        rngs: list) -> None:
@@ -349,6 +346,29 @@ class BatchedMLPTrainingWithNonPrivateEpoch(BatchedMLPTraining):
                 grad_w = torch.bmm((a.T.expand(weighted.shape[0], *a.T.shape) if a.ndim == 2 else a.transpose(1, 2)), weighted)
                 weights[layer] -= self.finetune_learning_rate * grad_w
                 biases[layer] -= self.finetune_learning_rate * weighted.sum(dim=1)
+
+
+class Adam:
+    """Adam (Kingma & Ba 2015) on a list of tensors, by hand: torch.optim's first use imports torch._dynamo, which
+    takes seconds (the pre-training of a small model takes less)."""
+
+    def __init__(self, params: list, learning_rate: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8) -> None:
+        import torch
+
+        self.params, self.learning_rate, self.betas, self.eps, self.t = params, learning_rate, betas, eps, 0
+        self.moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
+
+    def step(self, grads: Any) -> None:
+        import torch
+
+        self.t += 1
+        b1, b2 = self.betas
+        with torch.no_grad():
+            for p, g, (m, v) in zip(self.params, grads, self.moments):
+                m.mul_(b1).add_(g, alpha=1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                p -= self.learning_rate * (m / (1 - b1**self.t)) / ((v / (1 - b2**self.t)).sqrt() + self.eps)
 
 
 class _one_thread:

@@ -97,6 +97,8 @@ class FinalModelAuditResult:
     seconds: float
     seconds_per_model: float
     warnings: tuple[str, ...] = ()
+    scores_with: tuple[float, ...] = ()  # each run's score, in run order (re-certify or plot them)
+    scores_without: tuple[float, ...] = ()
 
     @property
     def flagged(self) -> bool:
@@ -446,7 +448,8 @@ def audit_final_model(
         confidence_level=confidence_level, epsilon_ceiling=float(inner.epsilon_ceiling),
         mu_ceiling=float(inner.mu_ceiling), audit=inner.to_dict(), curve=None if curve is None else curve.to_dict(),
         witness=ledger, seed=seed, seconds=seconds, seconds_per_model=seconds / (runs + (3 if check_seed else 0)),
-        warnings=tuple(warnings))
+        warnings=tuple(warnings), scores_with=tuple(scores[inside].tolist()),
+        scores_without=tuple(scores[~inside].tolist()))
 
 
 def _witness(witness: Any, inputs: np.ndarray, labels: np.ndarray, canary: FinalCanary, seed: int, count: int) -> dict:

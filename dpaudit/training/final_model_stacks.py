@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DPAuditError, InvalidArgument, InvalidArgumentType, MechanismError
-from .batched_mlp import CHUNK_MODELS, BatchedMLPTraining, MLPParameters
+from .batched_mlp import CHUNK_MODELS, Adam, BatchedMLPTraining, MLPParameters
 from .final_canaries import FinalCanary
 
 __all__ = ["FinalModelHooks", "TorchFinalModel", "BatchedFinalModel", "event_parameters"]
@@ -100,7 +100,8 @@ class TorchFinalModel:
                                                 "give make_model (or initialisation='random')")
         torch.manual_seed(seed)
         model = self.make_model()
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        params = [p for p in model.parameters() if p.requires_grad]
+        adam = Adam(params, 1e-2)
         x, y = torch.as_tensor(inputs), torch.as_tensor(labels)
         generator = torch.Generator().manual_seed(seed)
         model.train()
@@ -108,10 +109,7 @@ class TorchFinalModel:
             order = torch.randperm(len(y), generator=generator)
             for begin in range(0, len(y), 32):
                 batch = order[begin:begin + 32]
-                loss = torch.nn.functional.cross_entropy(model(x[batch]), y[batch])
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+                adam.step(torch.autograd.grad(torch.nn.functional.cross_entropy(model(x[batch]), y[batch]), params))
         return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
     def initial_proba(self, initial: Any, inputs: np.ndarray, seed: int) -> np.ndarray:
