@@ -443,7 +443,7 @@ def audit_final_model(
         epsilon_lower=float(inner.epsilon_lower), mu_lower=float(inner.mu_lower),
         epsilon_gdp=float(gdp_epsilon_lower(inner.mu_lower, delta)) if inner.mu_lower > 0 else 0.0, delta=delta,
         epsilon_claim=epsilon_claim, claim=claim_text, epsilon_last_iterate=heuristic, violated=violated,
-        curve_violated=curve_violated, threat_model=f"{FINAL_MODEL_THREAT} ({planted.threat_model})",
+        curve_violated=curve_violated, threat_model=planted.threat_model,
         canary={"kind": planted.kind, **planted.to_dict()}, initialisation=init_how, runs=runs,
         confidence_level=confidence_level, epsilon_ceiling=float(inner.epsilon_ceiling),
         mu_ceiling=float(inner.mu_ceiling), audit=inner.to_dict(), curve=None if curve is None else curve.to_dict(),
