@@ -14,6 +14,8 @@ pytest.importorskip("torch")
 from dpaudit.cli import main  # noqa: E402
 from dpaudit.gate.config import load_config  # noqa: E402
 
+pytest_plugins = ("pytester",)
+
 ENTRY = """
 [[training_audit]]
 name = "tiny-final-model"
@@ -64,3 +66,30 @@ def test_a_run_reports_both_numbers_and_a_violation_exits_one(tmp_path, capsys):
     assert row["preset"] == "final_model" and row["threat_model"].startswith("final model only")
     assert "Gaussian" in row["epsilon_gdp_note"] and row["epsilon_last_iterate"] is not None
     assert main(["check", str(write(tmp_path, train="train_leaky", claim="epsilon = 0.2"))]) == 1
+
+
+SUITE = r"""
+from final_model_stack_for_tests import dataset, train, train_leaky
+
+def test_private_stack(dp_audit):
+    result = dp_audit.final_model(train, dataset=dataset(), runs=16, check_seed=False)
+    assert result.confidence_level == dp_audit.confidence_level and result.threat_model.startswith("final model only")
+
+def test_leaky_stack(dp_audit):
+    dp_audit.final_model(train_leaky, dataset=dataset(), runs=64, claim=0.1, check_seed=False)
+
+def test_seed_is_the_plugins(dp_audit):
+    dp_audit.final_model(train, dataset=dataset(), runs=32, seed=3)
+"""
+
+
+def test_the_pytest_plugin_audits_the_final_model(pytester):
+    from test_pytest_plugin import PLUGIN
+
+    shutil.copy(Path(__file__).with_name("final_model_stack.py"), pytester.path / "final_model_stack_for_tests.py")
+    pytester.makepyfile(test_final=SUITE)
+    result = pytester.runpytest_inprocess(*PLUGIN, "-p", "no:cacheprovider", "-W", "ignore")
+    result.assert_outcomes(passed=1, failed=2)
+    output = result.stdout.str()
+    assert "differential privacy VIOLATED by the released model" in output and "seed is set by the plugin" in output
+    assert "Traceback" not in output
