@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, Table, entry_timeout
-from .training_audit import TrainingAuditSpec
 
 __all__ = ["FinalModelAuditSpec", "FINAL_MODEL_KEYS", "parse_final_model_audit", "run_final_model_audit"]
 
@@ -39,12 +38,34 @@ _KEYS = {"name", "train", "dataset", "canary", "runs", "epsilon", "delta", "conf
 
 
 @dataclass(frozen=True)
-class FinalModelAuditSpec(TrainingAuditSpec):
+class FinalModelAuditSpec:
+    """A [[training_audit]] entry with preset = "final_model" (a score-audit row, like the plain entries)."""
+
+    name: str
+    train: str  # "module:attribute", resolved against the config's directory when run
+    dataset: str
+    base: str  # the config's directory
+    canary: str
+    runs: int
+    epsilon: float | None  # None: the stack's event or the runs' engine
+    delta: float
+    confidence_level: float
+    seed: int
+    workers: int
+    timeout: float | None
     initialisation: str = "pretrained"
     public_fraction: float = 0.5
     pretrain_epochs: int = 5
     make_model: str | None = None
     preset: str = "final_model"
+
+    @property
+    def scores(self) -> str:  # what the score-audit rows call their source
+        return self.train
+
+    @property
+    def one_run(self) -> bool:
+        return False
 
 
 def reject_final_model_keys(entry: Table) -> None:
@@ -69,11 +90,10 @@ def parse_final_model_audit(path: str, index: int, table: Any, settings: Any) ->
         name=entry.get("name", str), train=entry.get("train", str, check=spec, rule="'package.module:attribute'"),
         dataset=entry.get("dataset", str, check=spec, rule="'package.module:attribute'"), base=str(Path(path).parent),
         canary=entry.get("canary", str, "blank", check=lambda v: v in FINAL_CANARIES, rule=f"one of {sorted(FINAL_CANARIES)}"),
-        runs=entry.get("runs", int, check=lambda v: v >= 8, rule=">= 8"), canaries=None,
+        runs=entry.get("runs", int, check=lambda v: v >= 8, rule=">= 8"),
         epsilon=entry.get("epsilon", float, None, **EPSILON), delta=entry.get("delta", float, 1e-5, **DELTA),
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
-        seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"), gradient_norm_factor=1.0,
-        num_classes=None, workers=entry.get("workers", int, 1, **POSITIVE_INT), timeout=entry_timeout(entry, settings),
+        seed=entry.get("seed", int, settings.seed, check=lambda v: v >= 0, rule=">= 0"), workers=entry.get("workers", int, 1, **POSITIVE_INT), timeout=entry_timeout(entry, settings),
         initialisation=entry.get("initialisation", str, "pretrained", check=lambda v: v in INITIALISATIONS,
                                  rule=f"one of {list(INITIALISATIONS)}"),
         public_fraction=entry.get("public_fraction", float, 0.5, check=lambda v: 0 < v < 1, rule="in (0, 1)"),

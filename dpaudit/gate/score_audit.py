@@ -101,7 +101,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
     """Read the file and audit it; ``alpha`` (if given) replaces 1 - confidence_level (the gate's split)."""
     from .training_audit import TrainingAuditSpec, run_training_audit
 
-    if isinstance(spec, TrainingAuditSpec):  # [[training_audit]] rows are score-audit rows too
+    if isinstance(spec, TrainingAuditSpec) or getattr(spec, "preset", None):  # [[training_audit]] rows are score-audit rows too
         return run_training_audit(spec, alpha)
     from ..auditor.score_files import read_score_file
     from ..auditor import audit_one_run, audit_scores
