@@ -106,21 +106,19 @@ def wrap_dataset(dataset: Any) -> LedgerDataset:
 
 @contextmanager
 def shape_probes_unlogged(ledger: LedgerDataset) -> Iterator[None]:
-    """While active, the reads Opacus' ``DPDataLoader.__init__`` makes of the ledger's dataset (the shapes and
-    dtypes of ``dataset[0]``, for empty batches) are counted apart, not logged as reads."""
+    """While active, the reads Opacus' ``DPDataLoader.__init__`` makes of the ledger's dataset, directly or through
+    a dataset wrapping it (the shapes and dtypes of ``dataset[0]``, for empty batches), are counted apart, not
+    logged as reads."""
     from opacus.data_loader import DPDataLoader
 
     original = DPDataLoader.__init__
 
-    def init(self: Any, dataset: Any, *args: Any, **kwargs: Any) -> None:
-        mine = dataset is ledger
-        if mine:
-            object.__setattr__(ledger, "quiet", ledger.quiet + 1)
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        object.__setattr__(ledger, "quiet", ledger.quiet + 1)  # the loader may wrap the ledger (augmentation)
         try:
-            original(self, dataset, *args, **kwargs)
+            original(self, *args, **kwargs)
         finally:
-            if mine:
-                object.__setattr__(ledger, "quiet", ledger.quiet - 1)
+            object.__setattr__(ledger, "quiet", ledger.quiet - 1)
 
     DPDataLoader.__init__ = init
     try:
