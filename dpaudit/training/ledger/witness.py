@@ -10,6 +10,7 @@ from typing import Any
 from ..._validation import check_delta, check_nonnegative_int, check_probability
 from ...errors import DPAuditError, InvalidArgumentType, MechanismError
 from ...events import PrivacyEvent
+from ..protocol import looks_like_a_shape_error
 from .checks import WitnessCheck, witness_checks
 from .claim import claimed_run
 from .dataset import shape_probes_unlogged, wrap_dataset
@@ -119,7 +120,8 @@ def witness_run(train: Callable[[Any, int, Any], Any], *, dataset: Any, seed: in
     except DPAuditError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's training code failed: say so, with its error
-        raise MechanismError(f"the witnessed training run (seed {seed}) failed: {type(exc).__name__}: {exc}") from exc
+        hint = " (do the model and the data fit?)" if looks_like_a_shape_error(exc) else ""
+        raise MechanismError(f"the witnessed training run (seed {seed}) failed: {type(exc).__name__}: {exc}{hint}") from exc
     finally:
         hooks.stop()
     if not hooks.attached:
