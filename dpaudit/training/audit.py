@@ -309,7 +309,11 @@ def _witness(target: TrainingTarget, claim: Any, delta: float, rate: float, seed
     from .ledger import witness_run
     from .ledger.recorder import GHOST_CLIPPING
 
+    import torch
+
     run = int(np.random.SeedSequence(seed, spawn_key=(43,)).generate_state(1)[0])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the audit's own runs (protocol.run_one)
     try:
         result = witness_run(target.train, dataset=target.dataset, seed=run, claim=claim, delta=delta,
                              false_alarm_rate=rate)
@@ -317,6 +321,8 @@ def _witness(target: TrainingTarget, claim: Any, delta: float, rate: float, seed
         if GHOST_CLIPPING not in str(exc):
             raise
         return (), [f"the run was not witnessed: {GHOST_CLIPPING}"]
+    finally:
+        torch.set_num_threads(threads)
     return result.checks, [f"witnessed run: {w}" for w in result.warnings]
 
 

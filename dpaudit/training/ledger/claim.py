@@ -93,6 +93,36 @@ def _engine_epsilon(accountant: Any, history: list[tuple[float, float, int]], de
     return float(epsilon_upper(_event(history, 1.0), delta).epsilon)
 
 
+def _text(history: list[tuple[float, float, int]]) -> str:
+    return "; ".join(f"{n} steps at sigma {s:g}, q {q:g}" for s, q, n in history)
+
+
+def _dominance(claim: list[tuple[float, float, int]], engine: list[tuple[float, float, int]]) -> int | None:
+    """0 when the two single-entry histories are equal, -1 when the claim's epsilon is smaller for every
+    accountant (sigma at least, q and steps at most the engine's, one strictly: DP-SGD's epsilon falls with
+    sigma and rises with q and the steps), None when that cannot be read off the parameters."""
+    if len(claim) != 1 or len(engine) != 1:
+        return None
+    (sc, qc, nc), (se, qe, ne) = claim[0], engine[0]
+    if (sc, qc, nc) == (se, qe, ne):
+        return 0
+    if sc >= se and qc <= qe and nc <= ne:
+        return -1
+    return None
+
+
+def _accountant_epsilon(accountant: Any, history: list[tuple[float, float, int]], delta: float) -> float | None:
+    """The epsilon a fresh accountant of the engine's kind gives ``history`` (None if it cannot be built)."""
+    source = accountant.accountant if hasattr(accountant, "accountant") and not hasattr(accountant, "history") else accountant
+    try:
+        fresh = type(source)()
+        fresh.history = list(history)
+        value = float(fresh.get_epsilon(delta=delta))
+    except Exception:  # noqa: BLE001 - an accountant that cannot be rebuilt: dpaudit's bound is used instead
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _event(history: list[tuple[float, float, int]], factor: float) -> PrivacyEvent:
     return Composed([SelfComposed(Gaussian(s * factor) if q == 1.0 else PoissonSampled(q, Gaussian(s * factor)), n)
                      for s, q, n in history])
@@ -127,12 +157,22 @@ def claimed_run(claim: Any, accountant: Any, delta: float) -> ClaimedRun:
         given = dpsgd_history(claim)
         if given is not None:
             sigmas, rates = _expand(given)
+            order = _dominance(given, history) if history is not None else None
+            if order is not None:  # the comparison follows from the parameters alone: no epsilon computed
+                if order < 0:
+                    warnings.append(f"the claim ({_text(given)}) has more noise, a lower sampling rate or fewer steps than "
+                                    f"the engine's history ({_text(history)}), so its epsilon is below the engine's own "
+                                    "figure: the claim is not what the engine computed")
+                return ClaimedRun(f"given event {claim!r}", sigmas, rates, None, delta, None, 0.0, tuple(warnings),
+                                  tuple(given))
             engine = _engine_epsilon(accountant, history, delta) if history is not None else None
             epsilon = None
-            if engine is not None:
-                from ...accountant import epsilon_upper
+            if engine is not None:  # compared by the engine's own accountant when it can take the claim's history
+                epsilon = _accountant_epsilon(accountant, given, delta)
+                if epsilon is None:
+                    from ...accountant import epsilon_upper
 
-                epsilon = float(epsilon_upper(claim, delta).epsilon)
+                    epsilon = float(epsilon_upper(claim, delta).epsilon)
                 _warn_below(warnings, epsilon, engine)
             return ClaimedRun(f"given event {claim!r}", sigmas, rates, epsilon, delta, engine, 0.0, tuple(warnings),
                               tuple(given))
