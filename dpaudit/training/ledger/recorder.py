@@ -190,21 +190,22 @@ class WitnessHooks:
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        flat = [g.reshape(rows, -1) for g in samples]
-        layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
-        norms = layer_norms.norm(dim=1)
+        whole = torch.cat([g.reshape(rows, -1) for g in samples], dim=1)  # examples x all coordinates
+        norms = whole.norm(dim=1)
         record.above_bound += int((norms > bound).sum())
-        target = [a.reshape(-1) for a in added]
+        target = torch.cat([a.reshape(-1) for a in added])
         factors = (bound / (norms + 1e-6)).clamp(max=1.0)
-        if _matches(target, [factors @ g for g in flat], bound):
+        if _matches(target, factors @ whole, bound):
             record.witnessed["flat"] += 1
             record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
             return out
         thresholds = getattr(optimizer, "max_grad_norms", None)
-        if thresholds is not None and len(thresholds) == len(flat):
+        if thresholds is not None and len(thresholds) == len(samples):
+            flat = [g.reshape(rows, -1) for g in samples]
+            layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
             limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
             per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
-            if _matches(target, [per_layer[:, k] @ g for k, g in enumerate(flat)], bound):
+            if _matches(target, torch.cat([per_layer[:, k] @ g for k, g in enumerate(flat)]), bound):
                 record.witnessed["per_layer"] += 1
                 record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
                 return out
@@ -215,7 +216,7 @@ class WitnessHooks:
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
         record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
-        total = torch.cat(target)
+        total = target
         gap = float((clipped.sum(dim=0) - total).norm()) / max(float(total.norm()), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
@@ -250,7 +251,7 @@ class WitnessHooks:
         from ..opacus_hooks import _declared_scale
 
         index = len(self.step_batches)
-        changed = [k for k, (p, s) in enumerate(zip(self._params, self._snapshot)) if not torch.equal(p.detach(), s)]
+        changed = [k for k, (p, s) in enumerate(zip(self._params, self._snapshot)) if not torch.equal(p, s)]
         if changed:
             where = "after attach" if index == 0 else f"after noisy step {index}"
             self.unexplained.append(f"{len(changed)} parameter tensor(s) changed {where} and before the next noisy step")
@@ -310,10 +311,6 @@ class WitnessHooks:
             self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
 
 
-def _matches(target: list[Any], reference: list[Any], bound: float) -> bool:
+def _matches(total: Any, expected: Any, bound: float) -> bool:
     """Whether the clipped sum equals the reference up to float32 rounding (relative to its norm, at least C)."""
-    import torch
-
-    total = torch.cat(target)
-    expected = torch.cat(reference)
     return float((total - expected).norm()) <= _TOLERANCE * max(float(expected.norm()), bound)
