@@ -194,12 +194,12 @@ class WitnessHooks:
         norms = whole.norm(dim=1)
         record.above_bound += int((norms > bound).sum())
         target = torch.cat([a.reshape(-1) for a in added])
+        thresholds = getattr(optimizer, "max_grad_norms", None)
         factors = (bound / (norms + 1e-6)).clamp(max=1.0)
-        if _matches(target, factors @ whole, bound):
+        if thresholds is None and _matches(target, factors @ whole, bound):
             record.witnessed["flat"] += 1
             record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
             return out
-        thresholds = getattr(optimizer, "max_grad_norms", None)
         if thresholds is not None and len(thresholds) == len(samples):
             flat = [g.reshape(rows, -1) for g in samples]
             layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
@@ -208,6 +208,10 @@ class WitnessHooks:
             if _matches(target, torch.cat([per_layer[:, k] @ g for k, g in enumerate(flat)]), bound):
                 record.witnessed["per_layer"] += 1
                 record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
+                return out
+            if _matches(target, factors @ whole, bound):  # per-layer thresholds, but the clip is the flat one
+                record.witnessed["flat"] += 1
+                record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
                 return out
         if self._probes_left <= 0:
             record.unprobed += 1
