@@ -144,7 +144,7 @@ class WitnessHooks:
         self.reads_before_attach = self.dataset.take()
         self.bulk_before_attach = list(self.dataset.bulk)
         self._params = list(model.parameters())
-        self._snapshot = [p.detach().clone() for p in self._params]
+        self._snapshot = self._flat_parameters()
         clip = optimizer.clip_and_accumulate
 
         def witnessed_clip() -> Any:
@@ -158,10 +158,27 @@ class WitnessHooks:
         def noisy_step(*args: Any, **kwargs: Any) -> Any:
             self._before_noisy_step(optimizer)
             out = step(*args, **kwargs)
-            self._snapshot = [p.detach().clone() for p in self._params]
+            self._snapshot = self._flat_parameters()
             return out
 
         inner.step = noisy_step
+
+    def _flat_parameters(self) -> Any:
+        """Every parameter of the attached model, flattened into one copy."""
+        import torch
+
+        with torch.no_grad():
+            return torch.cat([p.reshape(-1) for p in self._params]) if self._params else torch.zeros(0)
+
+    def _changed(self) -> list[int]:
+        """The parameters that differ from the snapshot (one comparison when none does)."""
+        import torch
+
+        now = self._flat_parameters()
+        if torch.equal(now, self._snapshot):
+            return []
+        sizes = [p.numel() for p in self._params]
+        return [k for k, (a, b) in enumerate(zip(now.split(sizes), self._snapshot.split(sizes))) if not torch.equal(a, b)]
 
     # ------------------------------------------------------------------ reads and clipping
     def _file_reads(self, rows: int) -> None:
@@ -255,7 +272,7 @@ class WitnessHooks:
         from ..opacus_hooks import _declared_scale
 
         index = len(self.step_batches)
-        changed = [k for k, (p, s) in enumerate(zip(self._params, self._snapshot)) if not torch.equal(p, s)]
+        changed = self._changed()
         if changed:
             where = "after attach" if index == 0 else f"after noisy step {index}"
             self.unexplained.append(f"{len(changed)} parameter tensor(s) changed {where} and before the next noisy step")
@@ -301,10 +318,12 @@ class WitnessHooks:
             return
         returned = list(model.parameters()) if hasattr(model, "parameters") else []
         ids = {id(p): k for k, p in enumerate(self._params)}
+        snapshot = list(self._snapshot.split([p.numel() for p in self._params])) if self._params else []
+        snapshot = [s.view_as(p) for s, p in zip(snapshot, self._params)]
         if returned and all(id(p) in ids for p in returned):
-            pairs = [(p, self._snapshot[ids[id(p)]]) for p in returned]
-        elif len(returned) == len(self._params) and all(p.shape == s.shape for p, s in zip(returned, self._snapshot)):
-            pairs = list(zip(returned, self._snapshot))
+            pairs = [(p, snapshot[ids[id(p)]]) for p in returned]
+        elif len(returned) == len(self._params) and all(p.shape == s.shape for p, s in zip(returned, snapshot)):
+            pairs = list(zip(returned, snapshot))
         else:
             self.unexplained.append(f"the model returned ({type(model).__name__}) does not hold the attached model's "
                                     "parameters, so what it learnt cannot be traced to the noisy steps")
