@@ -26,10 +26,11 @@ function) or per fixed chunk of runs (:class:`~dpaudit.training.BatchedMLPTraini
 ``index`` of the audit's seed sequence (:func:`~dpaudit.training.protocol.run_seed`), so results do not depend
 on where runs execute.
 
-The training ledger (``witness=``) can check the audit's runs: a callable ``witness(dataset, seed) -> result
-with .flagged`` (for instance ``lambda data, seed: training.witness_run(train, dataset=data, seed=seed)``),
-applied to the first ``witness_runs`` runs with their exact data and seeds; the result lists the flagged
-runs and a warning says so.
+With ``witness=True`` every run of a train function is trained under the training ledger
+(:func:`~dpaudit.training.witness_run`: reads, steps, clipping, noise against the claim) and the very model it
+witnessed is the one scored: the result lists the runs the ledger flagged (``witness``), ``flagged`` is true
+if any, and the error is split evenly between the audit and the ledger (each run's ledger at its share over
+the runs), so ``flagged`` still holds the stated false-alarm rate.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import numpy as np
 from .._json import json_ready
 from .._validation import (
     check_choice,
+    check_flag,
     check_delta,
     check_epsilon,
     check_nonnegative_int,
@@ -245,7 +247,7 @@ class _FinalRunsTask:
     runs: int
     size: int
 
-    def __call__(self, chunk: int) -> tuple[np.ndarray, list]:
+    def __call__(self, chunk: int) -> tuple[np.ndarray, list, list]:
         indices = range(chunk * self.size, min(self.runs, (chunk + 1) * self.size))
         seeds = [run_seed(self.seed, i) for i in indices]
         included = np.array([i % 2 == 0 for i in indices])
@@ -269,7 +271,7 @@ def _map(task: _FinalRunsTask, chunks: int, workers: int, scheduler: Any) -> lis
 def _check_seed(stack: Any, inputs: np.ndarray, labels: np.ndarray, canary: FinalCanary, initial: Any, seed: int) -> None:
     """Run 0 trained twice from its seed (must agree) and once from another (must differ)."""
     s0 = run_seed(seed, 0)
-    scores, _ = stack.train_and_score(inputs, labels, canary, np.array([True, True, True]), [s0, s0, s0 + 1], initial)
+    scores = stack.train_and_score(inputs, labels, canary, np.array([True, True, True]), [s0, s0, s0 + 1], initial)[0]
     if scores[0] != scores[1]:
         raise InvalidArgument("train", f"the train function is not reproducible from its seed (two runs with seed {s0} "
                                        f"scored {scores[0]!r} and {scores[1]!r}): draw every source of randomness from "
@@ -301,8 +303,7 @@ def audit_final_model(
     workers: int = 1,
     scheduler: Any = None,
     check_seed: bool = True,
-    witness: Any = None,
-    witness_runs: int = 0,
+    witness: bool = False,
 ) -> FinalModelAuditResult:
     """Certify what the final model alone reveals about one canary, from ``runs`` trainings (module docstring).
 
@@ -332,7 +333,7 @@ def audit_final_model(
         workers, scheduler: train in worker processes or on a Dask cluster (same numbers).
         check_seed: first train run 0 twice and with another seed, and refuse a train function that is not
             reproducible from its seed or ignores it.
-        witness, witness_runs: the training ledger applied to the first ``witness_runs`` runs (module docstring).
+        witness: train every run under the training ledger (Opacus train functions; module docstring).
 
     Returns:
         FinalModelAuditResult: ``epsilon_lower``, ``mu_lower``, ``epsilon_gdp`` (labelled), ``violated``,
@@ -358,16 +359,15 @@ def audit_final_model(
     selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
     curve_share = check_probability(curve_share, "curve_share", low_open=True, high_open=True)
     workers = check_positive_int(workers, "workers")
-    witness_runs = check_nonnegative_int(witness_runs, "witness_runs")
-    if witness_runs and not callable(witness):
-        raise InvalidArgumentType("witness", "witness_runs > 0 needs witness: a callable witness(dataset, seed) -> "
-                                             "result with .flagged (e.g. training.witness_run)")
+    witness = check_flag(witness, "witness")
     if claim is not None and not isinstance(claim, PrivacyEvent):
         check_epsilon(claim, "claim", allow_inf=True)
     if not (isinstance(canary, str) or isinstance(canary, tuple)):
         raise InvalidArgumentType("canary", f"canary={canary!r} must be one of {sorted(FINAL_CANARIES)} or an "
                                             "(input, label) pair")
-    stack = as_stack(train, make_model, score)
+    error = 1.0 - confidence_level
+    audit_error = error / 2.0 if witness else error  # the rest: the ledger, split over the runs
+    stack = as_stack(train, make_model, score, (error - audit_error) / runs if witness else None, claim)
     inputs, labels = _as_arrays(dataset, "dataset")
     x_priv, y_priv, x_pub, y_pub, public_how = _split(inputs, labels, public, public_fraction, seed)
 
@@ -396,8 +396,9 @@ def audit_final_model(
     size = stack.runs_per_task
     chunks = -(-runs // size)
     trained = _map(_FinalRunsTask(stack, x_priv, y_priv, planted, initial, seed, runs, size), chunks, workers, scheduler)
-    scores = np.concatenate([np.asarray(s, dtype=np.float64) for s, _ in trained])
-    engines = [e for _, chunk in trained for e in chunk]
+    scores = np.concatenate([np.asarray(s, dtype=np.float64) for s, _, _ in trained])
+    engines = [e for _, chunk, _ in trained for e in chunk]
+    verdicts = [v for _, _, chunk in trained for v in chunk]
     bad = ~np.isfinite(scores)
     if bad.any():
         index = int(np.argmax(bad))
@@ -406,15 +407,14 @@ def audit_final_model(
     inside = np.arange(runs) % 2 == 0
 
     epsilon_claim, curve_claim, claim_text = _resolve_claim(claim, stack, engines, delta)
-    error = 1.0 - confidence_level
-    bounds_error = error * (1.0 - curve_share) if curve_claim is not None else error
+    bounds_error = audit_error * (1.0 - curve_share) if curve_claim is not None else audit_error
     inner = audit_scores(scores[inside], scores[~inside], epsilon=epsilon_claim, delta=delta,
                          confidence_level=1.0 - bounds_error, seed=seed, selection_fraction=selection_fraction,
                          sequential=False)
     curve = None
     if curve_claim is not None:
         curve = audit_score_curve(scores[inside], scores[~inside], curve_claim, delta=delta,
-                                  confidence_level=1.0 - error * curve_share, seed=seed,
+                                  confidence_level=1.0 - audit_error * curve_share, seed=seed,
                                   selection_fraction=selection_fraction)
     warnings = list(inner.warnings)
     heuristic = None
@@ -431,11 +431,15 @@ def audit_final_model(
                         f"{heuristic:.4f}: the training leaks more than DP-SGD with linear losses would")
 
     ledger = None
-    if witness_runs:
-        ledger = _witness(witness, x_priv, y_priv, planted, seed, min(witness_runs, runs))
-        if ledger["flagged_runs"]:
-            warnings.append(f"the training ledger flagged run(s) {ledger['flagged_runs']}: the runs audited are not "
-                            "the training claimed")
+    if witness:
+        flagged_runs = [i for i, v in enumerate(verdicts) if v is not None and v["flagged"]]
+        ledger = {"checked_runs": runs, "flagged_runs": flagged_runs,
+                  "failed": {str(i): verdicts[i]["failed"] for i in flagged_runs},
+                  "false_alarm_rate_per_run": (error - audit_error) / runs}
+        if flagged_runs:
+            warnings.append(f"the training ledger flagged {len(flagged_runs)} of {runs} runs (first: run {flagged_runs[0]}, "
+                            f"{', '.join(verdicts[flagged_runs[0]]['failed'])}): the runs audited are not the training "
+                            "claimed")
     curve_violated = bool(curve is not None and curve.violated)
     violated = bool((epsilon_claim is not None and inner.epsilon_lower > epsilon_claim) or curve_violated)
     seconds = time.perf_counter() - started
@@ -451,19 +455,3 @@ def audit_final_model(
         warnings=tuple(warnings), scores_with=tuple(scores[inside].tolist()),
         scores_without=tuple(scores[~inside].tolist()))
 
-
-def _witness(witness: Any, inputs: np.ndarray, labels: np.ndarray, canary: FinalCanary, seed: int, count: int) -> dict:
-    """The ledger's verdict on the first ``count`` runs (their exact data and seeds)."""
-    from .final_model_stacks import _tensor_dataset
-
-    flagged, checked = [], []
-    for index in range(count):
-        x, y = inputs, labels
-        if index % 2 == 0 and canary.input is not None:
-            x = np.concatenate([inputs, canary.input[None]])
-            y = np.concatenate([labels, [canary.label]]).astype(labels.dtype)
-        result = witness(_tensor_dataset(x, y), run_seed(seed, index))
-        checked.append(index)
-        if bool(getattr(result, "flagged", False)):
-            flagged.append(index)
-    return {"checked_runs": checked, "flagged_runs": flagged}

@@ -75,6 +75,21 @@ class FinalModelHooks:
         self.privacy_engine = privacy_engine
 
 
+class _InitialisingHooks(FinalModelHooks):
+    """The training ledger's hooks with the audit's ``initialise``: attach and the rest go to the ledger."""
+
+    def __init__(self, ledger_hooks: Any, initial_state: dict | None) -> None:
+        super().__init__(initial_state)
+        self.ledger_hooks = ledger_hooks
+
+    def attach(self, model: Any, optimizer: Any, privacy_engine: Any = None) -> None:
+        self.privacy_engine = privacy_engine
+        self.ledger_hooks.attach(model, optimizer, privacy_engine)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["ledger_hooks"], name)
+
+
 def _tensor_dataset(inputs: np.ndarray, labels: np.ndarray) -> Any:
     import torch
 
@@ -89,7 +104,8 @@ class TorchFinalModel:
     make_model: Callable[[], Any] | None = None
     score: Callable[[Any, np.ndarray, int], float] | None = None
     runs_per_task: int = 1
-    event: Any = None  # filled from the first run's engine when the runs had one
+    event: Any = None  # the claim the ledger holds each run to (None: the run's engine)
+    witness_rate: float | None = None  # each run witnessed by the training ledger at this false-alarm rate
 
     def pretrain(self, inputs: np.ndarray, labels: np.ndarray, *, epochs: int, seed: int) -> dict:
         """make_model() trained non-privately (Adam, batches of 32) on the public data: its state dict."""
@@ -135,21 +151,27 @@ class TorchFinalModel:
         return None
 
     def train_and_score(self, inputs: np.ndarray, labels: np.ndarray, canary: FinalCanary, included: np.ndarray,
-                        seeds: list[int], initial: Any) -> tuple[np.ndarray, list]:
-        """Each run trained (the canary appended when ``included``) and scored; also each run's engine."""
+                        seeds: list[int], initial: Any) -> tuple[np.ndarray, list, list]:
+        """Each run trained (the canary appended when ``included``) and scored; also each run's engine and, with
+        ``witness_rate``, the training ledger's verdict on that very run (:func:`~dpaudit.training.witness_run`)."""
         import torch
 
-        scores, engines = [], []
+        scores, engines, verdicts = [], [], []
         for flag, seed in zip(included, seeds):
             x, y = inputs, labels
             if flag:
                 x = np.concatenate([inputs, canary.input[None].astype(inputs.dtype)])
                 y = np.concatenate([labels, np.array([canary.label], dtype=labels.dtype)])
-            hooks = FinalModelHooks(initial)
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                model = self.train(_tensor_dataset(x, y), int(seed), hooks)
+                if self.witness_rate is None:
+                    hooks = FinalModelHooks(initial)
+                    model = self.train(_tensor_dataset(x, y), int(seed), hooks)
+                    verdicts.append(None)
+                else:
+                    model, hooks, verdict = self._witnessed(_tensor_dataset(x, y), int(seed), initial)
+                    verdicts.append(verdict)
                 if not hooks.initialised:
                     raise InvalidArgument("train", "the train function never called hooks.initialise(model): the "
                                                    "audit cannot set the initial parameters")
@@ -160,8 +182,23 @@ class TorchFinalModel:
                 raise MechanismError(f"training run with seed {seed} failed: {type(exc).__name__}: {exc}") from exc
             finally:
                 torch.set_num_threads(threads)
-            engines.append(getattr(hooks.privacy_engine, "accountant", None))
-        return np.array(scores, dtype=np.float64), engines
+            engine = getattr(hooks, "privacy_engine", None)
+            engines.append(engine if hasattr(engine, "history") else getattr(engine, "accountant", None))
+        return np.array(scores, dtype=np.float64), engines, verdicts
+
+    def _witnessed(self, dataset: Any, seed: int, initial: Any) -> tuple[Any, Any, dict]:
+        """One run trained under the training ledger: the model, the hooks the train function saw, the verdict."""
+        from .ledger import witness_run
+
+        seen: dict[str, Any] = {}
+
+        def train(data: Any, run_seed: int, ledger_hooks: Any) -> Any:
+            seen["hooks"] = _InitialisingHooks(ledger_hooks, initial)
+            seen["model"] = self.train(data, run_seed, seen["hooks"])
+            return seen["model"]
+
+        verdict = witness_run(train, dataset=dataset, seed=seed, claim=self.event, false_alarm_rate=self.witness_rate)
+        return seen["model"], seen["hooks"], {"flagged": verdict.flagged, "failed": list(verdict.failed)}
 
     def _score(self, model: Any, canary: FinalCanary) -> float:
         import torch
@@ -202,7 +239,7 @@ class BatchedFinalModel:
         return int(rng.integers(0, widths[0] * widths[1]))
 
     def train_and_score(self, inputs: np.ndarray, labels: np.ndarray, canary: FinalCanary, included: np.ndarray,
-                        seeds: list[int], initial: MLPParameters | None) -> tuple[np.ndarray, list]:
+                        seeds: list[int], initial: MLPParameters | None) -> tuple[np.ndarray, list, list]:
         included = np.asarray(included, dtype=bool)
         models = len(seeds)
         if canary.coordinate is not None:
@@ -210,7 +247,7 @@ class BatchedFinalModel:
             final = self.trainer.train_many(inputs, labels, present, seeds, initial, canary.coordinate, included)
             start = self.trainer.random_initial(seeds) if initial is None else initial.repeat(models)
             moved = final.flat()[:, canary.coordinate] - start.flat()[:, canary.coordinate]
-            return -moved.astype(np.float64), [None] * models
+            return -moved.astype(np.float64), [None] * models, [None] * models
         if canary.input is None or canary.label is None:
             raise InvalidArgument("canary", "a record canary needs an input and a label")
         x = np.concatenate([np.asarray(inputs, dtype=np.float32).reshape(len(labels), -1),
@@ -220,12 +257,16 @@ class BatchedFinalModel:
         present[:, -1] = included
         final = self.trainer.train_many(x, y, present, seeds, initial)
         losses = self.trainer.losses(final, canary.input[None], np.array([canary.label]))[:, 0]
-        return -losses, [None] * models
+        return -losses, [None] * models, [None] * models
 
 
-def as_stack(train: Any, make_model: Any, score: Any) -> Any:
-    """The stack for ``train``: a BatchedMLPTraining, a ready stack, or a train function."""
+def as_stack(train: Any, make_model: Any, score: Any, witness_rate: float | None = None, claim: Any = None) -> Any:
+    """The stack for ``train``: a BatchedMLPTraining, a ready stack, or a train function (its runs witnessed by
+    the training ledger at ``witness_rate`` when given, held to ``claim`` if it is an event)."""
     if isinstance(train, BatchedMLPTraining):
+        if witness_rate is not None:
+            raise InvalidArgument("witness", "the training ledger witnesses Opacus runs (hooks.attach after make_private); "
+                                             "BatchedMLPTraining has none: witness=False")
         if score is not None:
             raise InvalidArgument("score", "score= needs a train function returning a model; BatchedMLPTraining scores "
                                            "the canary's loss (or the crafted coordinate) itself")
@@ -237,4 +278,7 @@ def as_stack(train: Any, make_model: Any, score: Any) -> Any:
                                            "or a BatchedMLPTraining")
     if score is not None and not callable(score):
         raise InvalidArgumentType("score", f"score={score!r} must be callable: score(model, canary_input, canary_label)")
-    return TorchFinalModel(train, make_model, score)
+    from ..events import PrivacyEvent
+
+    return TorchFinalModel(train, make_model, score, event=claim if isinstance(claim, PrivacyEvent) else None,
+                           witness_rate=witness_rate)

@@ -147,22 +147,71 @@ def test_poisson_sampling_reports_the_last_iterate_heuristic():
     assert r.epsilon_last_iterate == pytest.approx(expected) and r.epsilon_last_iterate < r.epsilon_claim
 
 
-def test_the_ledger_checks_the_runs():
+def test_the_ledger_needs_an_opacus_run():
     x, y = data()
-    seen = []
+    with pytest.raises(InvalidArgument) as caught:
+        training.audit_final_model(trainer(), dataset=(x, y), runs=16, witness=True)
+    assert caught.value.argument == "witness"
+
+
+def opacus_train(dataset, seed, hooks):
+    """Full-batch DP-GD through Opacus (noise multiplier 2, 5 steps)."""
+    from opacus import PrivacyEngine
+
+    torch.manual_seed(seed)
+    model = hooks.initialise(make_model())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=len(dataset))
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=2.0, max_grad_norm=1.0, poisson_sampling=False)
+    hooks.attach(model, optimizer, engine)
+    for _ in range(5):
+        for inputs, labels in loader:
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(inputs), labels).backward()
+            optimizer.step()
+    return model
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_every_run_is_witnessed_by_the_ledger_and_the_claim_read_from_the_engine():
+    pytest.importorskip("opacus")
+    x, y = data()
+    r = training.audit_final_model(opacus_train, dataset=(x, y), runs=8, seed=0, make_model=make_model, witness=True,
+                                   check_seed=False)
+    assert r.witness["checked_runs"] == 8 and r.witness["flagged_runs"] == [] and not r.flagged
+    assert r.epsilon_claim == pytest.approx(accountant.gdp_epsilon(math.sqrt(5) / 2.0, 1e-5), rel=1e-3)
+    assert r.epsilon_last_iterate == pytest.approx(r.epsilon_claim, rel=1e-3)
+
+
+def test_runs_the_ledger_flags_are_reported(monkeypatch):
+    """The ledger's verdict on each scored run reaches the result (a stand-in ledger flags one run)."""
+    import dpaudit.training.ledger as ledger
 
     class Verdict:
         def __init__(self, flagged):
-            self.flagged = flagged
+            self.flagged, self.failed = flagged, ("noise_level",) if flagged else ()
 
-    def ledger(dataset, seed):
-        seen.append((len(dataset), seed))
-        return Verdict(len(seen) == 2)
+    class Hooks:
+        def attach(self, *args):
+            pass
 
-    r = training.audit_final_model(trainer(), dataset=(x, y), runs=16, seed=0, witness=ledger, witness_runs=3)
-    assert r.witness == {"checked_runs": [0, 1, 2], "flagged_runs": [1]} and r.flagged
-    assert seen[0][0] == seen[1][0] + 1  # run 0 has the canary, run 1 not
-    assert any("ledger" in w for w in r.warnings)
+    calls = []
+
+    def fake_witness_run(train, *, dataset, seed, claim, false_alarm_rate):
+        train(dataset, seed, Hooks())
+        calls.append(false_alarm_rate)
+        return Verdict(len(calls) == 2)
+
+    monkeypatch.setattr(ledger, "witness_run", fake_witness_run)
+    x, y = data()
+    r = training.audit_final_model(plain_train, dataset=(x, y), runs=8, make_model=make_model, claim=1.0, witness=True,
+                                   check_seed=False)
+    assert r.witness["flagged_runs"] == [1] and r.witness["failed"] == {"1": ["noise_level"]} and r.flagged
+    assert calls == [pytest.approx(0.05 / 2 / 8)] * 8  # half the error to the ledger, split over the runs
+    assert r.audit["confidence_level"] == pytest.approx(1 - 0.05 / 2 / 2)  # the rest: bounds and curve
+    assert any("ledger flagged 1 of 8 runs" in w for w in r.warnings)
 
 
 # ------------------------------------------------------------------------------------------ a train function
@@ -205,7 +254,7 @@ def test_user_score_and_dataset_of_pairs():
     x, y = data()
     pairs = torch.utils.data.TensorDataset(torch.as_tensor(x), torch.as_tensor(y))
     r = training.audit_final_model(plain_train, dataset=pairs, runs=8, seed=0, make_model=make_model, claim=2.0,
-                                   score=lambda model, inp, label: float(model(torch.as_tensor(inp[None]))[0, label]),
+                                   score=lambda model, inp, label: float(model(torch.as_tensor(inp[None]))[0, label].detach()),
                                    initialisation="random")
     assert r.initialisation["kind"] == "random" and len(r.scores_with) == 4
 
