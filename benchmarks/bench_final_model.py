@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpaudit._io import atomic_write_text  # noqa: E402
-from dpaudit.accountant import dpsgd_noise_multiplier, gdp_epsilon, last_iterate_epsilon  # noqa: E402
+from dpaudit.accountant import dpsgd_noise_multiplier, gdp_epsilon  # noqa: E402
 from dpaudit.accountant.curves import gdp_epsilon_lower, gdp_mu_lower  # noqa: E402
 from dpaudit.auditor import audit_scores  # noqa: E402
 from dpaudit.auditor.score_curve import audit_score_curve  # noqa: E402
@@ -163,24 +163,31 @@ def render(data: dict) -> str:
         return rows.get(name)
 
     lines += ["## Tightness against the Clopper-Pearson ceilings (blank canary, worst-case init, full batch)", "",
-              "| claim eps | models/side | eps_lower | its ceiling (this run) | Gaussian ceiling | ratio | eps_gdp "
-              "(held-out) | Gaussian ceiling | ratio | eps_gdp_best (not valid) | separation (sd) |",
+              "| claim eps (mu) | models/side | eps_lower | ceiling, no error | Gaussian ceiling | ratio | eps_gdp "
+              "(held-out) | Gaussian ceiling | ratio | eps_gdp_best (not valid) | separation / mu (estimate) |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def ratio(value: float, ceiling: float) -> str:
+        return f"{value / ceiling:.2f}" if ceiling > 0 else "- (ceiling 0)"
+
     for name in ("eps1", "eps2", "eps4", "eps10"):
         r = get(name)
         if r is None:
             lines.append(f"| {name[3:]} | not run | | | | | | | | | |")
             continue
         c = r.get("ceiling_gaussian", {})
-        ratio_e = r["epsilon_lower"] / c["epsilon_lower"] if c.get("epsilon_lower") else float("nan")
-        ratio_g = r["epsilon_gdp"] / c["epsilon_gdp"] if c.get("epsilon_gdp") else float("nan")
-        lines.append(f"| {r['epsilon']:g} | {r['per_side']} | {r['epsilon_lower']:.3f} | {r['epsilon_ceiling']:.3f} | "
-                     f"{c.get('epsilon_lower', float('nan')):.3f} | {ratio_e:.2f} | {r['epsilon_gdp']:.3f} | "
-                     f"{c.get('epsilon_gdp', float('nan')):.3f} | {ratio_g:.2f} | {r['epsilon_gdp_best_threshold']:.3f} | "
-                     f"{r['separation_sd']:.2f} |")
+        mu = math.sqrt(STEPS) / r["sigma"]
+        lines.append(f"| {r['epsilon']:g} ({mu:.3f}) | {r['per_side']} | {r['epsilon_lower']:.3f} | {r['epsilon_ceiling']:.3f} | "
+                     f"{c.get('epsilon_lower', float('nan')):.3f} | {ratio(r['epsilon_lower'], c.get('epsilon_lower', 0.0))} | "
+                     f"{r['epsilon_gdp']:.3f} | {c.get('epsilon_gdp', float('nan')):.3f} | "
+                     f"{ratio(r['epsilon_gdp'], c.get('epsilon_gdp', 0.0))} | {r['epsilon_gdp_best_threshold']:.3f} | "
+                     f"{r['separation_sd'] / mu:.2f} |")
     lines += ["", "Gaussian ceiling: the same estimator (same split, same error share) on perfectly Gaussian scores "
               "N(mu, 1) against N(0, 1), mu the claim's, the median of 5 simulated audits with the same number of "
-              "models: what any audit of this design can certify.", ""]
+              "models: what any audit of this design can certify (a ratio above 1 is sampling noise of one audit). "
+              "'ceiling, no error': the bound if the runs separated perfectly. Separation / mu: the difference of the "
+              "score means in pooled standard deviations over the claim's mu, a point estimate of how much of the "
+              "claim the final model shows (not a bound).", ""]
     lines += ["## A claim made for twice the noise, from the final model alone", "",
               "| training eps | claimed (twice the noise) | point below the claimed curve | mu_lower (curve test) |",
               "|---|---|---|---|"]
@@ -219,6 +226,9 @@ def render(data: dict) -> str:
                      f"separation {r['separation_sd']:.2f} sd, eps_lower {r['epsilon_lower']:.3f} "
                      f"(ceiling {r['epsilon_ceiling']:.3f}): **{'FLAGGED' if r['violated'] else 'not flagged'}** "
                      f"(curve test {'flagged' if r['curve_violated'] else 'not flagged'}).")
+    missing = [spec[0] for spec in ROWS if spec[0] not in rows]
+    if missing:
+        lines += ["", f"Not run in this report: {', '.join(missing)}."]
     total = sum(v["seconds"] for v in rows.values())
     models = sum(2 * v["per_side"] for v in rows.values())
     lines += ["", f"Total: {models} models in {total:.0f} s of wall time ({total / max(models, 1):.3f} s per model, "
