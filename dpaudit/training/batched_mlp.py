@@ -108,7 +108,8 @@ class BatchedMLPTraining:
         steps: T noisy steps.
         noise_multiplier: sigma (noise standard deviation in units of ``max_grad_norm``).
         max_grad_norm: C, the per-example clipping norm.
-        learning_rate: step size (the noisy clipped sum is divided by the expected batch size first).
+        learning_rate: step size (the noisy clipped sum is divided first by the expected batch size, q times the
+            records given).
         sampling_probability: q; 1 = every record in every step (full batch, no sampling randomness).
     """
 
@@ -243,8 +244,7 @@ class BatchedMLPTraining:
         sizes = [(a, b) for a, b in zip(self.layers[:-1], self.layers[1:])]
         total = self.parameters
         q, sigma, clip = self.sampling_probability, self.noise_multiplier, self.max_grad_norm
-        expected = q * float(present.sum(axis=1).max())  # the expected batch (the canary's presence aside)
-        expected = max(expected, 1.0)
+        expected = max(q * float(len(y)), 1.0)  # the expected batch of the records given (the same in every model)
         crafted = None
         if crafted_coordinate is not None:
             first = sizes[0][0] * sizes[0][1]
