@@ -360,6 +360,7 @@ def audit_final_model(
     curve_share = check_probability(curve_share, "curve_share", low_open=True, high_open=True)
     workers = check_positive_int(workers, "workers")
     witness = check_flag(witness, "witness")
+    check_seed = check_flag(check_seed, "check_seed")
     if claim is not None and not isinstance(claim, PrivacyEvent):
         check_epsilon(claim, "claim", allow_inf=True)
     if not (isinstance(canary, str) or isinstance(canary, tuple)):
