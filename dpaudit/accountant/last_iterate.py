@@ -130,7 +130,7 @@ def last_iterate_epsilon(*, noise_multiplier: float, sampling_probability: float
 
     Example:
         >>> round(last_iterate_epsilon(noise_multiplier=1.0, sampling_probability=1.0, steps=1, delta=1e-5), 3)
-        4.378
+        4.377
     """
     pair = _checked(noise_multiplier, sampling_probability, steps)
     delta = check_delta(delta, "delta")
