@@ -65,8 +65,12 @@ def test_the_update_scale_check_fails_the_entry_and_the_correct_stack_passes(tmp
     path = write(tmp_path)
     path.write_text(config.format(train="train_actual_batch_size", claim=""))
     assert main(["check", str(path), "--json", "--report", str(tmp_path / "report")]) == 1
-    row = json.loads(capsys.readouterr().out)["score_audits"][0]
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)["score_audits"][0]
     assert not row["passed"] and not row["violated"] and row["update_scale"].startswith("FLAGGED")
+    # the console row says which checks failed (not "pass"), each finding on a line of its own
+    assert "FAILED (failed: update_scale, noise_level)" in captured.err and "\n         noise_level: " in captured.err
+    assert len(row["checks"]) == 9 and all(check["sentence"] for check in row["checks"])
     assert "update_scale" in row["failed"] and "noise_level" in row["failed"]  # the witnessed run sees it too
     assert "FLAGGED (update_scale" in (tmp_path / "report" / "report.md").read_text()
     path.write_text(config.format(train="train_corpus_correct", claim=""))
