@@ -53,7 +53,10 @@ def test_a_run_reports_its_row_and_a_violation_exits_one(tmp_path, capsys):
     assert row["epsilon_lower"] <= row["epsilon"] and row["epsilon_opacus"] is not None
     assert main(["check", str(write(tmp_path, train="train_leaky", claim="epsilon = 0.01")), "--report",
                  str(tmp_path / "report")]) == 1
-    assert "tiny-opacus" in (tmp_path / "report" / "report.md").read_text()
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "tiny-opacus" in report
+    # a claim below the engine's own figure is a warning on the console and in the report
+    assert "below the engine's own figure" in capsys.readouterr().out and "below the engine" in report
 
 
 def test_the_update_scale_check_fails_the_entry_and_the_correct_stack_passes(tmp_path, capsys):
