@@ -129,7 +129,7 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
                 line += f"\n         {visible(str(check['name']))}: {visible(str(check['sentence']))}"
         if "update_scale" in failed:
             line += f"\n         update_scale: {visible(str(row.get('update_scale')))}"
-        return line
+        return line + "".join(f"\n         warning: {visible(str(w))}" for w in row.get("warnings") or ())
     if "max_delta" in row and row.get("max_delta") is not None:
         return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5)} ({visible(row['method'])}) vs max "
                 f"{row['max_delta']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")

@@ -136,6 +136,7 @@ def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
     for check in row.get("checks") or ():  # every check of the witnessed run
         verdict_word = "FLAGGED" if check.get("flagged") else ("pass" if check.get("tested", True) else "not tested")
         details.append(f"witness {check.get('name')}: {verdict_word}: {check.get('sentence')}")
+    details += [f"warning: {w}" for w in row.get("warnings") or ()]
     return ("passed" if row["passed"] else "failed"), verdict, details
 
 

@@ -211,6 +211,8 @@ def _two_sided_binomial(count: int, trials: int, p: float) -> float:
 
     if trials == 0:
         return 1.0
+    if count > trials:  # more inclusions than records x steps: a record twice in a step, impossible under H0
+        return 0.0
     return float(binomtest(count, trials, p, alternative="two-sided").pvalue)
 
 
