@@ -259,9 +259,13 @@ def _map(task: _FinalRunsTask, chunks: int, workers: int, scheduler: Any) -> lis
 
     address = resolve_scheduler(scheduler)
     if address is not None:
-        backend: Any = DaskBackend(address, blocks_per_task=1)
-    elif workers > 1 and chunks > 1:
-        backend = ProcessBackend(workers)
+        from .protocol import _require_one_thread_per_worker
+
+        with DaskBackend(address, blocks_per_task=1) as dask:  # one task per run (per chunk of batched runs)
+            _require_one_thread_per_worker(dask.client)  # runs seed torch's process-wide generator
+            return dask.map(task, list(range(chunks)))
+    if workers > 1 and chunks > 1:
+        backend: Any = ProcessBackend(workers)
     else:
         backend = SerialBackend()
     with backend:

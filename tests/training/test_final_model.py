@@ -297,3 +297,4 @@ def test_bad_input_names_the_argument():
         training.audit_final_model(plain_train, dataset=(x, y), runs=8, make_model=make_model, claim=1.0,
                                    score=_nan_score, check_seed=False)
     assert caught.value.argument == "score"
+
