@@ -53,6 +53,13 @@ def upper_95(failures: int, trials: int) -> float:
     return 1.0 if failures >= trials else float(beta.ppf(0.95, failures + 1, trials - failures))
 
 
+def at_least(failures: int, trials: int, rate: float) -> float:
+    """P(X >= failures) for X ~ Binomial(trials, rate): how surprising the count is at the stated rate."""
+    from scipy.stats import binom
+
+    return float(binom.sf(failures - 1, trials, rate))
+
+
 def bugs(seeds: int = 10) -> dict:
     out = {}
     for name, case in WITNESS_CASES.items():
@@ -201,15 +208,20 @@ def render(data: dict) -> str:
             lines.append(f"| `{name}`: {row['description']} | {row['flagged']}/{row['seeds']} | {', '.join(row['checks']) or '-'} |")
         flagged = sum(r["flagged"] for r in data["correct"].values())
         runs = sum(r["seeds"] for r in data["correct"].values())
-        lines += ["", f"Pooled: {flagged} of {runs} correct runs flagged ({flagged / runs:.3f}; one-sided 95% upper bound "
-                  f"{upper_95(flagged, runs):.3f}) against the stated 0.05.", ""]
+        lines += ["", f"Each stack on its own seeds (stacks that build the model alike draw the same batches and noise from "
+                  f"the same seed). Pooled: {flagged} of {runs} correct runs flagged ({flagged / runs:.3f}; one-sided 95% "
+                  f"upper bound {upper_95(flagged, runs):.3f}; P(at least {flagged} | rate 0.05) = "
+                  f"{at_least(flagged, runs, RATE):.2f}) against the stated 0.05: three exact tests at 0.0167 each flag "
+                  "a correct run with probability about 1 - (1 - 0.0167)^3 = 0.049, so the union bound is nearly met.", ""]
     if "ghost" in data:
         state = "refused" if data["ghost"]["refused"] else "NOT refused"
         lines += ["## Ghost clipping", "", f"{state}: {data['ghost']['sentence']}", ""]
     if "cost" in data:
         lines += ["## Cost: witness_run against one plain run", "",
                   "Median over alternating pairs (the same training with a do-nothing hooks object, then witnessed; the "
-                  "witnessed time includes the checks). Target <= 1.5x.", "",
+                  "witnessed time includes the checks, a fixed cost of about 0.05 s). Target <= 1.5x: met by the wider "
+                  "stack and by the tiny ones without the fixed cost, not by the tiniest stack with it (the hooks' work per "
+                  "step is a few tensor operations, which a 7 ms step feels).", "",
                   "| stack | plain (s) | witnessed (s) | of which the checks (s) | ratio (median of pairs) | ratio without the checks |",
                   "|---|---|---|---|---|---|"]
         for name, row in data["cost"].items():
@@ -222,7 +234,9 @@ def render(data: dict) -> str:
         lines += ["## audit_opacus(...).flagged on a correct stack", "",
                   f"`audit_opacus(plain, canaries=100, check_seed=False)`, one seed per audit ({a['runs']} audits, "
                   f"{a['seconds']:.0f} s): {a['flagged']} flagged ({a['flagged'] / a['runs']:.3f}; one-sided 95% upper "
-                  f"bound {a['upper_95']:.3f}) against the stated {a['stated_rate']:g}, split over five statistical "
+                  f"bound {a['upper_95']:.3f}; P(at least {a['flagged']} | rate {a['stated_rate']:g}) = "
+                  f"{at_least(a['flagged'], a['runs'], a['stated_rate']):.2f}) against the stated {a['stated_rate']:g}, "
+                  "split over five statistical "
                   f"checks (the one-run audit, the update-scale check, the witness's three). Flagged by: {checks}. "
                   f"Mean certified epsilon >= {a['mean_epsilon_lower']:.3f} against the claim {a['epsilon_upper']:.3f}.", ""]
     lines += ["## Out of reach", "",
