@@ -7,7 +7,8 @@ re-rendered from it):
 
 * ``bugs``: every bug class of dpaudit.training.witness_corpus, 10 seeds each, one witnessed run per seed:
   flagged by the check meant for it (and which other checks flagged);
-* ``correct``: every correct stack, 20 seeds each: runs flagged by any check (false-alarm rate 0.05);
+* ``correct``: every correct stack, 20 seeds each (its own seeds): runs flagged by any check (false-alarm
+  rate 0.05);
 * ``ghost``: ghost clipping, refused with its sentence;
 * ``cost``: wall time of witness_run against the same training with a do-nothing hooks object, alternating,
   one torch thread;
@@ -52,6 +53,13 @@ def upper_95(failures: int, trials: int) -> float:
     return 1.0 if failures >= trials else float(beta.ppf(0.95, failures + 1, trials - failures))
 
 
+def at_least(failures: int, trials: int, rate: float) -> float:
+    """P(X >= failures) for X ~ Binomial(trials, rate): how surprising the count is at the stated rate."""
+    from scipy.stats import binom
+
+    return float(binom.sf(failures - 1, trials, rate))
+
+
 def bugs(seeds: int = 10) -> dict:
     out = {}
     for name, case in WITNESS_CASES.items():
@@ -71,17 +79,19 @@ def bugs(seeds: int = 10) -> dict:
 
 
 def correct(seeds: int = 20) -> dict:
+    """Each stack on its own seeds (stacks that build the model alike would otherwise draw the same batches and
+    the same noise from the same seed: their verdicts would not be independent)."""
     out = {}
-    for name, case in WITNESS_CASES.items():
+    for index, (name, case) in enumerate(WITNESS_CASES.items()):
         if case.check is not None:
             continue
         rows = []
-        for seed in range(seeds):
+        for seed in range(1000 * index, 1000 * index + seeds):
             result = witness_run(case, dataset=dataset(seed=seed), seed=seed)
             rows.append({"seed": seed, "failed": list(result.failed),
                          "p_values": {c.name: c.p_value for c in result.checks if not c.deterministic}})
         flagged = sum(bool(row["failed"]) for row in rows)
-        out[name] = {"description": case.description, "seeds": seeds, "flagged": flagged,
+        out[name] = {"description": case.description, "seeds": seeds, "first_seed": 1000 * index, "flagged": flagged,
                      "checks": sorted({n for row in rows for n in row["failed"]}), "runs": rows}
         print(f"{name}: {flagged}/{seeds} flagged", flush=True)
     return out
@@ -198,15 +208,20 @@ def render(data: dict) -> str:
             lines.append(f"| `{name}`: {row['description']} | {row['flagged']}/{row['seeds']} | {', '.join(row['checks']) or '-'} |")
         flagged = sum(r["flagged"] for r in data["correct"].values())
         runs = sum(r["seeds"] for r in data["correct"].values())
-        lines += ["", f"Pooled: {flagged} of {runs} correct runs flagged ({flagged / runs:.3f}; one-sided 95% upper bound "
-                  f"{upper_95(flagged, runs):.3f}) against the stated 0.05.", ""]
+        lines += ["", f"Each stack on its own seeds (stacks that build the model alike draw the same batches and noise from "
+                  f"the same seed). Pooled: {flagged} of {runs} correct runs flagged ({flagged / runs:.3f}; one-sided 95% "
+                  f"upper bound {upper_95(flagged, runs):.3f}; P(at least {flagged} | rate 0.05) = "
+                  f"{at_least(flagged, runs, RATE):.2f}) against the stated 0.05: three exact tests at 0.0167 each flag "
+                  "a correct run with probability about 1 - (1 - 0.0167)^3 = 0.049, so the union bound is nearly met.", ""]
     if "ghost" in data:
         state = "refused" if data["ghost"]["refused"] else "NOT refused"
         lines += ["## Ghost clipping", "", f"{state}: {data['ghost']['sentence']}", ""]
     if "cost" in data:
         lines += ["## Cost: witness_run against one plain run", "",
                   "Median over alternating pairs (the same training with a do-nothing hooks object, then witnessed; the "
-                  "witnessed time includes the checks). Target <= 1.5x.", "",
+                  "witnessed time includes the checks, a fixed cost of about 0.05 s). Target <= 1.5x: met by the wider "
+                  "stack and by the tiny ones without the fixed cost, not by the tiniest stack with it (the hooks' work per "
+                  "step is a few tensor operations, which a 7 ms step feels).", "",
                   "| stack | plain (s) | witnessed (s) | of which the checks (s) | ratio (median of pairs) | ratio without the checks |",
                   "|---|---|---|---|---|---|"]
         for name, row in data["cost"].items():
@@ -219,7 +234,9 @@ def render(data: dict) -> str:
         lines += ["## audit_opacus(...).flagged on a correct stack", "",
                   f"`audit_opacus(plain, canaries=100, check_seed=False)`, one seed per audit ({a['runs']} audits, "
                   f"{a['seconds']:.0f} s): {a['flagged']} flagged ({a['flagged'] / a['runs']:.3f}; one-sided 95% upper "
-                  f"bound {a['upper_95']:.3f}) against the stated {a['stated_rate']:g}, split over five statistical "
+                  f"bound {a['upper_95']:.3f}; P(at least {a['flagged']} | rate {a['stated_rate']:g}) = "
+                  f"{at_least(a['flagged'], a['runs'], a['stated_rate']):.2f}) against the stated {a['stated_rate']:g}, "
+                  "split over five statistical "
                   f"checks (the one-run audit, the update-scale check, the witness's three). Flagged by: {checks}. "
                   f"Mean certified epsilon >= {a['mean_epsilon_lower']:.3f} against the claim {a['epsilon_upper']:.3f}.", ""]
     lines += ["## Out of reach", "",

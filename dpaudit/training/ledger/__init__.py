@@ -6,6 +6,13 @@ parameter change (:mod:`.recorder`), the claim is read as per-step noise and sam
 the checks (:mod:`.checks`) test each parameter: which records were read and when, how often each was in a
 step, how many noisy steps changed the model and whether anything else did, each example's clipped norm,
 and the noise's level and independence.
+
+Reuse: ``witness_run(train, dataset=..., seed=..., claim=None, delta=1e-5, false_alarm_rate=0.05)`` is the
+one entry point; its :class:`WitnessResult` has ``flagged``, ``failed`` (the names), ``checks`` (each a
+:class:`WitnessCheck` with ``name``, ``family``, ``flagged``, ``statistic``, ``expected``, ``p_value`` (None:
+deterministic), ``false_alarm_rate``, ``tested``, ``sentence``), ``check(name)``, ``warnings``, ``claim``,
+``summary()`` and ``to_dict()``. Callers holding a false-alarm budget pass their share as
+``false_alarm_rate`` (it is split evenly over :data:`STATISTICAL`; deterministic checks spend none).
 """
 
 from .checks import STATISTICAL, WitnessCheck

@@ -207,29 +207,24 @@ class WitnessHooks:
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        whole = torch.cat([g.reshape(rows, -1) for g in samples], dim=1)  # examples x all coordinates
-        norms = whole.norm(dim=1)
+        flat = [g.reshape(rows, -1) for g in samples]  # per parameter: examples x its coordinates (no copy)
+        layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
+        norms = layer_norms.norm(dim=1)
         record.above_bound += int((norms > bound).sum())
-        target = torch.cat([a.reshape(-1) for a in added])
+        target = [a.reshape(-1) for a in added]
         thresholds = getattr(optimizer, "max_grad_norms", None)
         factors = (bound / (norms + 1e-6)).clamp(max=1.0)
-        if thresholds is None and _matches(target, factors @ whole, bound):
-            record.witnessed["flat"] += 1
-            record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
-            return out
-        if thresholds is not None and len(thresholds) == len(samples):
-            flat = [g.reshape(rows, -1) for g in samples]
-            layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
+        if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
             limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
             per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
-            if _matches(target, torch.cat([per_layer[:, k] @ g for k, g in enumerate(flat)]), bound):
+            if _matches(target, [per_layer[:, k] @ g for k, g in enumerate(flat)], bound):
                 record.witnessed["per_layer"] += 1
                 record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
                 return out
-            if _matches(target, factors @ whole, bound):  # per-layer thresholds, but the clip is the flat one
-                record.witnessed["flat"] += 1
-                record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
-                return out
+        if _matches(target, [factors @ g for g in flat], bound):
+            record.witnessed["flat"] += 1
+            record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
+            return out
         if self._probes_left <= 0:
             record.unprobed += 1
             return out
@@ -237,7 +232,7 @@ class WitnessHooks:
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
         record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
-        total = target
+        total = torch.cat(target)
         gap = float((clipped.sum(dim=0) - total).norm()) / max(float(total.norm()), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
@@ -334,6 +329,9 @@ class WitnessHooks:
             self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
 
 
-def _matches(total: Any, expected: Any, bound: float) -> bool:
-    """Whether the clipped sum equals the reference up to float32 rounding (relative to its norm, at least C)."""
-    return float((total - expected).norm()) <= _TOLERANCE * max(float(expected.norm()), bound)
+def _matches(target: list[Any], reference: list[Any], bound: float) -> bool:
+    """Whether the clipped sum equals the reference (both per parameter) up to float32 rounding, relative to
+    the reference's norm (at least C)."""
+    gap = sum(float((t - r).square().sum()) for t, r in zip(target, reference))
+    size = sum(float(r.square().sum()) for r in reference)
+    return gap ** 0.5 <= _TOLERANCE * max(size ** 0.5, bound)
