@@ -119,6 +119,16 @@ def check_run(samples: Any, confidence_level: Any, seed: Any, selection_fraction
     return samples, confidence_level, seed, selection_fraction, workers
 
 
+def check_futility(stop_for_futility: Any, sequential: bool) -> bool:
+    """``stop_for_futility`` validated against ``sequential`` (a fixed-budget audit has one look: nothing to stop)."""
+    stop_for_futility = check_flag(stop_for_futility, "stop_for_futility")
+    if stop_for_futility and not sequential:
+        raise InvalidArgument("stop_for_futility", "stop_for_futility=True stops a sequential audit early when its budget "
+                                                   "cannot certify a violation; it contradicts sequential=False (one look "
+                                                   "over the whole budget): drop one of them")
+    return stop_for_futility
+
+
 def probe_run(mechanism: Callable, d: Any, d_prime: Any, seed: int, samples: int, workers: int | None,
               scheduler: Any) -> tuple[Any, list[str], int | None, Any]:
     """Probe the mechanism's randomness before sampling (``probe_randomness``): its warnings, and the workers and
@@ -298,6 +308,7 @@ def audit(
     scheduler: Any = None,
     sequential: bool = True,
     looks: Sequence[int] | None = None,
+    stop_for_futility: bool = False,
 ) -> AuditResult:
     """Certify a lower bound on ``mechanism``'s epsilon from ``samples`` runs on each of d and d_prime.
 
@@ -306,7 +317,7 @@ def audit(
         d, d_prime: an adjacent pair of inputs (both directions are examined).
         epsilon, delta: the claimed guarantee; ``violated`` is ``epsilon_lower > epsilon``.
         samples: runs per input (selection + certification): the maximum budget; a sequential audit
-            stops earlier on a certified violation or when the budget cannot certify one (``samples_used``).
+            stops earlier on a certified violation (``samples_used``), else uses it all.
         confidence_level: probability with which ``epsilon_lower`` is a true lower bound.
         seed: makes the audit reproducible (independent of ``workers`` and memory chunking).
         selection_fraction: share of the samples used to choose the witness event.
@@ -321,10 +332,14 @@ def audit(
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         keep_details: attach selection samples, the witness and per-block counts (for reports).
         sequential: certify in looks (``looks.py``: the error spent over the looks, every look's bound valid
-            at once) and stop early on a violation or for futility; False: the whole budget, one look.
+            at once) and stop early on a certified violation; False: the whole budget, one look.
         looks: samples per input (selection included) at which a sequential audit looks, increasing; the
             budget ``samples`` is always the last look (default: the certification budget halved down to
             2048, at most 12 looks).
+        stop_for_futility: a sequential audit also stops when its budget cannot certify a violation (and the
+            witness search stops at a pilot far below the claim): fewer samples for a pass, but the bound
+            reported is then that of a smaller sample. For verdict-only use (the gate, the pytest plugin); a
+            given ``witness`` is never stopped for futility. Needs ``sequential=True``.
 
     Returns:
         AuditResult with ``epsilon_lower`` (holds with probability >= confidence_level), the witness
@@ -350,6 +365,7 @@ def audit(
     certified_events = check_positive_int(certified_events, "certified_events")
     witness = _check_witness(witness, direction)
     sequential = check_flag(sequential, "sequential")
+    futility = check_futility(stop_for_futility, sequential) and witness is None  # a user's witness: its whole budget
 
     started = time.perf_counter()
     probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
@@ -358,7 +374,7 @@ def audit(
     n_certify = samples - n_select - n_stream
     plan = plan_looks(n_certify, sequential=sequential, looks=looks, samples=samples, offset=n_select + n_stream)
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), plan.sizes
-    pilot = pilot_rows(n_select, pilot=sequential and looks is None)  # a pilot search first (selection_looks.py)
+    pilot = pilot_rows(n_select, pilot=futility and looks is None)  # a pilot search first (selection_looks.py)
     stream_sizes = tuple(block_sizes(n_stream))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes) + len(stream_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
@@ -414,7 +430,7 @@ def audit(
             return AuditResult(0.0, epsilon, delta, False, "none (the outputs did not separate the inputs)", "-", 0, 0,
                                samples, n_select + n_stream, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
                                False, method, time.perf_counter() - started, warnings=tuple(warnings),
-                               samples_used=n_select + n_stream, looks=0, stopped="futility" if sequential else "budget")
+                               samples_used=n_select + n_stream, looks=0, stopped="futility" if futility else "budget")
 
         def proof(index: int, count_q: int, p_low: float) -> bool:  # epsilon = inf by the exact support oracle
             candidate = chosen[index]
@@ -423,7 +439,7 @@ def audit(
 
         witnesses, events = _tallies(chosen)
         outcome = certify_in_looks(plan, lambda blocks: draw.certification(certify_sizes, witnesses, width, blocks),
-                                   events, delta, alpha, epsilon, proof, settled=pilot_stop)
+                                   events, delta, alpha, epsilon, proof, settled=pilot_stop, futility=futility)
 
     best = outcome.best
     bound, p_low, q_high, count_p, count_q, index, proven = (best.bound, best.p_lower, best.q_upper, best.count_p,

@@ -5,9 +5,10 @@ selection split (:func:`dpaudit.audit_scores`) on the first runs of each certifi
 order), at looks on a geometric schedule (``looks.plan_looks``: the last look holds every run, the first at
 least FIRST_RUNS), spending each bound's error over the looks as a point audit does (``looks.py``: every bound
 of every look holds together, so stopping early never overstates the confidence). It stops on a violation
-(``epsilon_lower > epsilon`` or ``mu_lower > mu``), for futility (no threshold could certify one on all the
-runs even with its error counts forecast in its favour, from the look holding FUTILITY_FROM of the runs), or
-when every run is used. Without a claim nothing can be violated: every run is used.
+(``epsilon_lower > epsilon`` or ``mu_lower > mu``), for futility when asked (no threshold could certify one on
+all the runs even with its error counts forecast in its favour, from the look holding FUTILITY_FROM of the runs),
+or when every run is used. Only streamed scores are certified in looks: ``audit_scores`` uses every score given
+unless told the scores stream in. Without a claim nothing can be violated: every run is used.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def _could_violate(points: list[CertifiedThreshold], n_with: int, n_without: int
 
 
 def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list[Chosen], error_per_bound: float,
-                        delta: float, epsilon: float | None, mu: float | None, sequential: bool) -> ScoreLooks:
+                        delta: float, epsilon: float | None, mu: float | None, sequential: bool,
+                        futility: bool = False) -> ScoreLooks:
     """Certify ``chosen`` on prefixes of the certification scores ``positive`` (with) and ``negative`` (without).
 
     ``sequential=False`` (or no claim, or no threshold): one look on every run, exactly
@@ -105,7 +107,7 @@ def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list
         if _violates(points, epsilon, mu):
             stopped = "violation"
             break
-        if count >= FUTILITY_FROM * largest and not _could_violate(
+        if futility and count >= FUTILITY_FROM * largest and not _could_violate(
                 points, positive.size, negative.size, error_per_bound * plan.shares[-1], delta, epsilon, mu):
             stopped = "futility"
             break

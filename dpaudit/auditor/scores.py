@@ -203,7 +203,8 @@ def audit_scores(
     mu: float | None = None,
     selection_fraction: float = 0.2,
     fprs: Sequence[float] = DEFAULT_FPRS,
-    sequential: bool = True,
+    sequential: bool = False,
+    stop_for_futility: bool = False,
 ) -> ScoreAuditResult:
     """Certified privacy lower bounds from one score per training run, with and without a canary.
 
@@ -223,8 +224,12 @@ def audit_scores(
         mu: optionally a claimed GDP mu; then mu_lower > mu is also a violation.
         selection_fraction: share of each array used to choose thresholds.
         fprs: false-positive rates at which to report the TPR (with Clopper-Pearson intervals).
-        sequential: with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs (in their
-            order) and stop on a violation or for futility (``score_looks.py``; ``samples_used``); False: all runs.
+        sequential: for scores streamed in as the runs finish (both arrays in run order, of equal length):
+            with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs and stop on a certified
+            violation (``score_looks.py``; ``samples_used``). Default False: every score given is used (runs
+            already paid for: stopping early would only throw evidence away).
+        stop_for_futility: with ``sequential=True``, also stop when the runs cannot certify a violation
+            (verdict-only use; the bounds are then those of fewer runs).
 
     Returns:
         ScoreAuditResult with ``epsilon_lower``, ``mu_lower``, ``tpr_at_fpr``, ``auroc``, ``violated``.
@@ -232,9 +237,8 @@ def audit_scores(
     Example:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5,
-        ...                  sequential=False)
-        >>> r.violated, 0.8 < r.mu_lower <= 1.0
+        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5)
+        >>> r.violated, 0.9 < r.mu_lower <= 1.0
         (False, True)
     """
     started = time.perf_counter()
@@ -251,6 +255,15 @@ def audit_scores(
     if isinstance(fprs, (str, bytes)) or not isinstance(fprs, (Sequence, np.ndarray)):
         raise InvalidArgumentType("fprs", f"fprs={fprs!r} must be a sequence of false-positive rates")
     fprs = tuple(check_probability(f, "fprs", low_open=True, high_open=True) for f in fprs)
+    sequential = check_flag(sequential, "sequential")
+    futility = check_flag(stop_for_futility, "stop_for_futility")
+    if futility and not sequential:
+        raise InvalidArgument("stop_for_futility", "stop_for_futility=True stops streamed scores early; it contradicts "
+                                                   "sequential=False (every score used): drop one of them")
+    if sequential and positive.size != negative.size:
+        raise InvalidArgument("scores_without", f"sequential=True reads the scores as one stream of runs: scores_with "
+                                                f"({positive.size}) and scores_without ({negative.size}) must have "
+                                                "equal lengths")
 
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13,)))
     sel_pos, cert_pos = split_indices(positive.size, selection_fraction, rng)
@@ -262,7 +275,7 @@ def audit_scores(
     planned = 2
     chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta)
     per_bound = error / (2 * max(1, len(chosen)))
-    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, check_flag(sequential, "sequential"))
+    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, sequential, futility)
     points = looked.points
     mu_lower = max([0.0] + [p.mu_bound for p in points if p.mu_bound > 0])
     best = max(points, key=lambda p: p.epsilon_bound, default=None)
