@@ -174,8 +174,8 @@ def _tpr_at_fpr(select_pos: np.ndarray, select_neg: np.ndarray, pos: np.ndarray,
     return tuple(out)
 
 
-def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_per_bound: float, delta: float
-            ) -> list[Chosen]:
+def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_per_bound: float, delta: float,
+            rng: np.random.Generator | None = None) -> list[Chosen]:
     """The tests chosen on the selection split: the half-line of the best predicted mu bound and, for epsilon,
     the half-line or the tail level (``score_tail_levels.py``) with the larger predicted bound. When one
     half-line is best for both (separable scores: both error counts 0), it stays alone: a second point would
@@ -186,7 +186,7 @@ def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_
     if len(fixed) < 2:
         return chosen
     tail = select_tail_level(s_pos, s_neg, n_positive=n_pos, n_negative=n_neg, error_pair=2.0 * error_per_bound,
-                             delta=delta)
+                             delta=delta, rng=rng)
     if tail is None or tail.predicted <= fixed[1][3]:
         return chosen
     return [chosen[0], tail]
@@ -273,9 +273,11 @@ def audit_scores(
     error = 1.0 - confidence_level
     # two points at most (best predicted mu, best predicted epsilon), two bounds each
     planned = 2
-    chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta)
+    ties = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13, 1)))  # orders tied scores (tail levels)
+    chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta, ties)
     per_bound = error / (2 * max(1, len(chosen)))
-    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, sequential, futility)
+    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, sequential, futility,
+                                 (ties.random(c_pos.size), ties.random(c_neg.size)))
     points = looked.points
     mu_lower = max([0.0] + [p.mu_bound for p in points if p.mu_bound > 0])
     best = max(points, key=lambda p: p.epsilon_bound, default=None)
@@ -304,8 +306,9 @@ def audit_scores(
     violated = (epsilon is not None and epsilon_lower > epsilon) or (mu is not None and mu_lower > mu)
     method = (f"selection {s_pos.size}+{s_neg.size} (seeded split), certification {c_pos.size}+{c_neg.size}; "
               f"{len(points)} half-line tests"
-              + (" (one at a tail level: its threshold at an order statistic of the certification scores)"
-                 if any(p.tail_level is not None for p in points) else "")
+              + (" (one at a tail level: its threshold at an order statistic of the certification scores"
+                 + ("; tied scores ordered by seeded uniforms, a randomised half-line" if any(p.ties_broken for p in points)
+                    else "") + ")" if any(p.tail_level is not None for p in points) else "")
               + f", one-sided Clopper-Pearson on both error rates, Bonferroni over {2 * len(points)} bounds")
     return ScoreAuditResult(
         epsilon_lower=epsilon_lower, mu_lower=mu_lower, epsilon=epsilon, mu=mu, delta=delta, violated=bool(violated),

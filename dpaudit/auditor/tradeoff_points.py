@@ -163,6 +163,7 @@ class CertifiedThreshold:
     tail_level: int | None = None  # a tail-level point (``score_tail_levels.py``): the count its tail bound rests on
     tail_side: str | None = None  # "without" (alpha_upper is the tail bound) or "with" (beta_upper is)
     tail_share: float | None = None
+    ties_broken: bool = False  # a tail level on tied scores: the scores equal to ``threshold`` split by seeded uniforms
 
     def to_dict(self) -> dict[str, Any]:
         from .._json import json_ready
