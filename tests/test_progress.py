@@ -104,3 +104,21 @@ def test_an_audit_with_progress_draws_the_bar_and_closes_it(recorded):
     result = dpaudit.audit(laplace, [0.0], [1.0], epsilon=1.0, samples=2000, workers=1, progress=True)
     assert not result.violated and np.isfinite(result.epsilon_lower)
     assert len(recorded) == 1 and recorded[0].desc == "audit" and sum(recorded[0].updates) > 0 and recorded[0].closed
+
+
+def _side(block):
+    return ("d", block)
+
+
+def _other_side(block):
+    return ("d_prime", block)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_one_map_over_both_inputs_keeps_each_inputs_blocks_in_order(workers):
+    from dpaudit.auditor.backends import map_both
+
+    blocks = list(range(5, 40))
+    with (SerialBackend() if workers == 1 else ProcessBackend(workers)) as running:
+        on_d, on_dp = map_both(running, _side, _other_side, blocks)
+    assert on_d == [("d", b) for b in blocks] and on_dp == [("d_prime", b) for b in blocks]

@@ -30,7 +30,7 @@ from .sequential import Tally, certify_in_looks
 from .result import AuditDetails, AuditResult
 from .selection_looks import pilot_futile, pilot_rows
 from .threads import one_numeric_thread
-from .backends import Progress
+from .backends import Progress, map_both
 from .sampling import (
     PHASE_CERTIFY,
     PHASE_SELECT,
@@ -259,9 +259,10 @@ class _Sampler:
 
     def selection(self, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         blocks = range(len(sizes))
-        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks))
-        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
-                                                     self.widths), blocks))
+        on_d, on_dp = map_both(self.backend, _DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths),
+                               _DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes, self.widths),
+                               blocks)
+        a, b = np.concatenate(on_d), np.concatenate(on_dp)
         if a.shape[1] != b.shape[1]:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
@@ -269,20 +270,21 @@ class _Sampler:
     def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None,
                       blocks: range | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples
-        (``blocks``: the certification blocks to draw, default all of ``sizes``)."""
+        (``blocks``: the certification blocks to draw, default all of ``sizes``); only the counts cross a process
+        boundary."""
         blocks = range(len(sizes)) if blocks is None else blocks
-        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes,
-                                              self.widths), blocks)
-        under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width,
-                                               self.dtypes, self.widths), blocks)
+        under_d, under_dp = map_both(
+            self.backend,
+            _CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes, self.widths),
+            _CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width, self.dtypes, self.widths),
+            blocks)
         return np.array(under_d).reshape(len(blocks), -1), np.array(under_dp).reshape(len(blocks), -1)
 
     def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
         """Tail summaries (``family_tails.summarise``) of the streamed selection blocks, per input."""
-        blocks = range(len(sizes))
-        return (self.backend.map(TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks),
-                self.backend.map(TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
-                                         self.widths), blocks))
+        return map_both(self.backend, TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths),
+                        TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes, self.widths),
+                        range(len(sizes)))
 
 
 TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (witness_search/family_tails.py)

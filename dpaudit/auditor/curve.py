@@ -49,7 +49,7 @@ from .._json import json_ready
 from ..stats import clopper_pearson_upper
 from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_futility, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import shape_outcome
-from .backends import Progress
+from .backends import Progress, map_both
 from .looks import FINAL_SHARE, FUTILITY_FROM, forecast_counts, plan_looks
 from .sampling import (
     PHASE_CERTIFY,
@@ -611,10 +611,10 @@ def audit_curve(
             counts_dp = np.zeros(len(unique), dtype=np.int64)
             for look, n_look in enumerate(plan.looks):
                 blocks = plan.blocks(look)
-                under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes,
-                                                      widths), blocks)
-                under_dp = backend.map(_CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique),
-                                                       width, dtypes, widths), blocks)
+                under_d, under_dp = map_both(
+                    backend, _CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes, widths),
+                    _CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique), width, dtypes, widths),
+                    blocks)
                 counts_d = counts_d + np.sum(np.array(under_d).reshape(len(blocks), -1), axis=0)
                 counts_dp = counts_dp + np.sum(np.array(under_dp).reshape(len(blocks), -1), axis=0)
                 made, n_used = look + 1, n_look
