@@ -296,9 +296,11 @@ def test_tail_levels_on_tied_scores_rest_on_their_own_count(seed, level, side):
 
 @pytest.mark.parametrize("seed", [0, 4])
 def test_binomial_scores_certify_near_the_best_atom(seed):
-    """Binomial(10, 0.6) against Binomial(10, 0.4), 10^5 runs each (true epsilon ln 1.5^10 = 4.05): the tail level
-    on tied scores certifies above 3 (it certified 1.8 when a threshold on a tie kept the level's count)."""
+    """Binomial(10, 0.6) against Binomial(10, 0.4), 10^5 runs each (true epsilon ln 1.5^10 = 4.05): discrete scores
+    are chosen on 5% of the runs and the atom beyond the best predicted half-line is certified too (a tail level on a
+    tie certified 1.8 when its threshold kept the level's count)."""
     g = np.random.default_rng(seed)
     a, b = g.binomial(10, 0.6, 100_000).astype(float), g.binomial(10, 0.4, 100_000).astype(float)
     r = audit_scores(a, b, delta=1e-5, seed=seed)
     assert 3.0 <= r.epsilon_lower <= 10 * math.log(1.5)
+    assert r.selection_with == 5_000 and len(r.points) == 3  # mu, epsilon and the atom beyond it
