@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -76,16 +77,19 @@ def map_both(backend: Backend, on_d: Callable[[int], Any], on_d_prime: Callable[
 
 
 class ProcessBackend:
-    """Spreads blocks over worker processes (the task and mechanism must be picklable). A map of one block runs
-    in this process: starting workers (they start at the first block sent to them) costs more than one block. Blocks
-    travel in chunks (about four per worker per map: fewer round trips, every worker still busy to the end), and
-    only what the task returns comes back (counts, for certification). The block seeds itself, so the numbers are
-    the same."""
+    """Spreads blocks over worker processes (the task and mechanism must be picklable), only where that pays: a map
+    runs in this process when its blocks would take under MIN_PARALLEL_SECONDS here (the time per block measured on
+    the blocks run here: the first map's first block, then every map run here), since starting workers and sending
+    them work costs about that. A sequential audit's early looks and a cheap mechanism's small audits stay here; a
+    large certification goes to the workers. Blocks travel in chunks (about CHUNKS_PER_WORKER per worker per map:
+    fewer round trips, every worker still busy to the end), and only what the task returns comes back (counts, for
+    certification). The block seeds itself, so the numbers are the same wherever it runs."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
         self.progress = progress
         self._pool: ProcessPoolExecutor | None = None
+        self._block_seconds: float | None = None  # time per block measured in this process
 
     def __enter__(self) -> ProcessBackend:
         self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
@@ -101,13 +105,24 @@ class ProcessBackend:
                 process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
 
+    def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
+        started = time.perf_counter()
+        results = SerialBackend(self.progress).map(task, blocks)
+        if blocks:
+            self._block_seconds = (time.perf_counter() - started) / len(blocks)
+        return results
+
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
+        blocks = list(blocks)
         if len(blocks) < 2:
-            return SerialBackend(self.progress).map(task, blocks)
+            return self._here(task, blocks)
+        if self._block_seconds is None:  # measure one block here first
+            return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
+        if self._block_seconds * len(blocks) < MIN_PARALLEL_SECONDS:
+            return self._here(task, blocks)
         if self._pool is None:
             with self:
                 return self.map(task, blocks)
-        blocks = list(blocks)
         size = max(1, len(blocks) // (CHUNKS_PER_WORKER * self.workers))
         chunks = [blocks[i:i + size] for i in range(0, len(blocks), size)]
         futures = [self._pool.submit(_run_chunk, task, chunk) for chunk in chunks]
@@ -123,6 +138,8 @@ class ProcessBackend:
         return results
 
 
+#: A map whose blocks would take less than this here (seconds, measured) runs in this process.
+MIN_PARALLEL_SECONDS = 0.3
 #: Chunks per worker in one map of the process backend.
 CHUNKS_PER_WORKER = 4
 

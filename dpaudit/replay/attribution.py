@@ -137,7 +137,7 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
         return done(UNDECIDED, reason=frozen, **norms)
     moves = bool(np.any(np.abs(shift) > tolerance))
     fixed_outputs = _fixed(base) and _fixed(other)
-    inside = [draw for draw in base[0].primitives if seeded_inside(draw)]
+    inside = _fixed_noise(base)
     if inside:
         why = (f"the noise {inside[0].describe()} comes from a generator seeded inside the mechanism: it is the same "
                "under every seed, whatever randomness the mechanism is handed")
@@ -210,6 +210,17 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
                                            f"units: multiplied by zero or discarded); the outputs stayed the same under "
                                            f"{len(seeds)} seeds and differ between d and d'", len(seeds), norms)
     return _attribute(done, matrix, shift, tolerance, primitives, judge, norms)
+
+
+def _fixed_noise(runs: Sequence[Run]) -> list[Draw]:
+    """The noise draws of a generator the mechanism seeded itself whose values are the same under every seed (a
+    generator seeded from the rng it is handed changes with it, and is replayed as any other)."""
+    fixed = []
+    for draw in runs[0].primitives:
+        if seeded_inside(draw) and all(other.draws[draw.index].value is not None and np.array_equal(
+                other.draws[draw.index].value, draw.value, equal_nan=True) for other in runs[1:]):
+            fixed.append(draw)
+    return fixed
 
 
 def _fixed(runs: Sequence[Run]) -> bool:

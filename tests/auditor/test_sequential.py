@@ -77,7 +77,8 @@ def test_futility_options_contradicting_a_fixed_budget_are_refused():
         dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=100_000, workers=0)
 
 
-def test_same_numbers_in_one_process_and_in_worker_processes():
+def test_same_numbers_in_one_process_and_in_worker_processes(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)  # every map of two blocks to the workers
     serial = dpaudit.audit(laplace_half_scale, [0.0], [1.0], epsilon=1.5, samples=400_000, seed=2, workers=1)
     pooled = dpaudit.audit(laplace_half_scale, [0.0], [1.0], epsilon=1.5, samples=400_000, seed=2, workers=2)
     assert _comparable(serial) == _comparable(pooled)
