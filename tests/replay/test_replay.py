@@ -290,3 +290,19 @@ def test_a_bracket_from_zero_to_infinity_is_undecided():
 
     pair = replay(two_laplaces, [1, 0, 1], [1, 0], epsilon=1.0).pairs[0]
     assert pair.status == "undecided" and not pair.violated
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 20.0), st.floats(0.05, 20.0), st.floats(0.01, 30.0), st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 0.1]))
+def test_the_law_of_a_laplace_gaussian_sum_stays_below_either_noise_alone(b, sigma, shift, delta):
+    """The sum's half-line bound is a lower bound: never above the epsilon of either noise carrying the shift alone
+    (the sum is a post-processing of each), and close to the Laplace one when the Gaussian is negligible."""
+    from dpaudit.replay.privacy import laplace_gaussian_lower, shift_privacy
+
+    lower = laplace_gaussian_lower(b, sigma, shift, delta)
+    laplace_alone = shift_privacy(np.array([shift / b]), 0.0, delta).upper
+    gaussian_alone = shift_privacy(np.zeros(0), shift / sigma, delta).upper
+    assert 0.0 <= lower <= min(laplace_alone, gaussian_alone) + 1e-9
+    if delta == 0.0:
+        tiny = laplace_gaussian_lower(b, 1e-6 * b, shift, 0.0)
+        assert tiny == pytest.approx(shift / b, rel=1e-4)
