@@ -173,6 +173,28 @@ def _numpy_loop(mechanism, d, d_prime, samples: int) -> None:
             int(np.count_nonzero(out > 0.5))
 
 
+def _numpy_work(index: int) -> float:
+    g = np.random.default_rng(index)
+    return float(sum(g.laplace(0.0, 1.0, 1 << 16).sum() for _ in range(40)))
+
+
+def _second_core(tasks: int = 8) -> float:
+    """The speed-up of two processes over one on plain numpy work (no dpaudit): what the machine gives a second
+    worker right now (about 2 on two idle cores, about 1 when the cores are taken)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    started = time.perf_counter()
+    for index in range(tasks):
+        _numpy_work(index)
+    one = time.perf_counter() - started
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_numpy_work, range(2)))  # started
+        started = time.perf_counter()
+        list(pool.map(_numpy_work, range(tasks)))
+        two = time.perf_counter() - started
+    return one / two
+
+
 def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
     """Wall time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
     processes against a plain numpy loop drawing the same samples, alternating in one run (``runs`` rounds)."""
@@ -190,8 +212,10 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
              "| mechanism | numpy loop s | " + " | ".join(f"workers={w} s" for w in counts)
              + " | workers=1 / loop | " + " | ".join(f"workers={w} speed-up" for w in counts if w > 1) + " |",
              "|---|---|" + "---|" * len(counts) + "---|" + "---|" * (len(counts) - 1)]
+    controls = []
     for name, mechanism, d, d_prime in cases:
         dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=300_000, seed=0, workers=1)  # warm the imports
+        controls.append(_second_core())
         seconds: dict = {"loop": [], **{w: [] for w in counts}}
         for run_index in range(runs):
             started = time.perf_counter()
@@ -207,8 +231,10 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
                      + " | ".join(f"{median[1] / median[w]:.2f}x" for w in counts if w > 1) + " |")
         print(lines[-1], flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
-    lines += ["", f"{cores} cores; load average {load:.1f} at the end (the machine was shared with other jobs: a second "
-              "worker only helps when a second core is free, so these ratios understate an idle machine's). An audit "
+    lines += ["", f"{cores} cores; load average {load:.1f} at the end. Control, before each mechanism: plain numpy work in two "
+              f"processes against one, {', '.join(f'{c:.2f}x' for c in controls)} (about 2 on two idle cores): the machine "
+              "was shared with other jobs, and a second worker only helps as much as the machine gives a second process, "
+              "so read the workers' ratios against the control. An audit "
               "draws its selection and searches its witness events in this process; the workers take the certification "
               "blocks (one map over both inputs per look, in chunks, counts back), and a map too small to pay for "
               "workers (under 0.3 s of blocks, measured) stays in this process.", ""]
