@@ -71,7 +71,7 @@ def row(q: float, sigma: float, steps: int, k: int) -> dict:
     return {"q": q, "sigma": sigma, "steps": steps, "k": k, "mixture_lower": lower, "mixture_upper": upper,
             "seconds": seconds, "group_pld": profile, "group_rdp": rdp, "tf_privacy": tf,
             "dp_accounting_mixture": peer, "dp_accounting_seconds": peer_seconds,
-            "never_looser": upper <= tf}
+            "never_looser": bool(upper <= tf)}
 
 
 def fmt(value: float | None, digits: int = 4) -> str:

@@ -69,6 +69,8 @@ _U = 2.0**-53
 _FAR_EPSILON = 1e3
 #: ``tpr_interval`` refines a PLD accountant's lower end while its interval is wider than this at some FPR >= 1e-4.
 TPR_INTERVAL_WIDTH = 5e-5
+_MAX_REFINEMENTS = 4  # halvings of the optimistic grid (each doubles its cost), as for the epsilon interval
+_MAX_LOWER_CELLS = 2**22  # no finer optimistic PLD than this many cells
 _HULL_POINTS = 20000  # vertices of the lower curves kept for the concave hull (any subset gives a lower bound)
 
 
@@ -344,7 +346,7 @@ def _pld_upper(accountant: Any, alphas: np.ndarray) -> np.ndarray | None:
 def tpr_interval(accountant: Any, fprs: Any, max_width: float | None = None) -> TprInterval:
     """Certified interval of the best membership attack's TPR at each FPR in ``fprs`` (module docstring). The
     upper end is :func:`tpr_at_fpr`; the lower end is at least the FPR. A PLD accountant's optimistic grid is
-    halved (up to ``MAX_REFINEMENTS`` times, while its PLDs stay within the lower end's cell limit) while the
+    halved (up to 4 times, while its PLDs stay within 2^22 cells) while the
     interval is wider than ``max_width`` (default :data:`TPR_INTERVAL_WIDTH`) at some FPR >= 1e-4 asked.
     Arrays of the shape of ``fprs``."""
     alphas = _array(fprs, "fprs", low=0.0, high=1.0)
@@ -366,8 +368,6 @@ def tpr_interval(accountant: Any, fprs: Any, max_width: float | None = None) -> 
     if _pld_pair(accountant, True) is None:
         return TprInterval(alphas, alphas.copy(), upper.reshape(shape),
                            "upper bound only (no lower curve): the lower end is the FPR")
-    from .pld import _MAX_LOWER_CELLS, MAX_REFINEMENTS
-
     watched = flat >= 1e-4
     refinement, lower = 0, None
     while True:
@@ -380,7 +380,7 @@ def tpr_interval(accountant: Any, fprs: Any, max_width: float | None = None) -> 
         found = np.maximum(_pld_tpr(optimistic, flat, False) * (1 - 8 * _U) - 4 * _U, flat)
         lower = found if lower is None else np.maximum(lower, found)
         wide = not watched.any() or float(np.max((upper - lower)[watched])) > goal
-        if (not wide or refinement >= MAX_REFINEMENTS
+        if (not wide or refinement >= _MAX_REFINEMENTS
                 or max(optimistic[0].pmf.size, optimistic[1].pmf.size) * 2 > _MAX_LOWER_CELLS):
             break
         refinement += 1

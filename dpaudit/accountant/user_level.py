@@ -14,6 +14,9 @@ user by default). For ``event`` (the record-level mechanism, e.g. DP-SGD's
   tensorflow_privacy's user-level statement is this over the RDP accountant's profile (never tighter).
 * **group privacy on the RDP curve** -- ``RDPAccountant`` on ``UserLevel(event, k)`` (Mironov 2017, Prop. 2 per
   step, at the next power of two >= k); any relation, any sampled step with an RDP curve.
+* **group privacy on the RDP profile** -- Vadhan's lemma over the record-level RDP accountant's (eps, delta):
+  tensorflow_privacy's statement. Looser than on the PLD where both are finite, but the RDP profile reaches
+  deltas far below a PLD grid's floor, which large k needs (the factor grows like e^{(k-1) eps}).
 
 and returns the smallest with its name (every one an upper bound, rounded up). When users rather than
 records are sampled (each sampled user contributes all of up to k records), write the sampler outside:
@@ -40,14 +43,17 @@ from ..errors import UnsupportedEventError
 from ..events import PrivacyEvent, UserLevel, check_event, check_neighbouring
 from .families.user_level import MIXTURE_STATEMENT, RDP_STATEMENT
 
-__all__ = ["UserLevelEpsilon", "user_level_epsilon", "group_privacy_epsilon", "PROFILE_STATEMENT",
+__all__ = ["UserLevelEpsilon", "user_level_epsilon", "group_privacy_epsilon", "PROFILE_STATEMENT", "RDP_PROFILE_STATEMENT",
            "SCALED_STATEMENT", "RECORD_STATEMENT"]
 
 PROFILE_STATEMENT = ("group privacy on the PLD: the record-level privacy profile through Vadhan 2017, Lemma 2.2 "
                      "((eps, delta) -> (k eps, delta (e^{k eps} - 1) / (e^eps - 1)))")
+RDP_PROFILE_STATEMENT = ("group privacy on the RDP profile: the record-level RDP accountant's (eps, delta) through "
+                         "Vadhan 2017, Lemma 2.2 (tensorflow_privacy's user-level statement)")
 SCALED_STATEMENT = "exact group change of unsampled steps (sensitivity k; k eps for eps-DP steps)"
 RECORD_STATEMENT = "record level (k = 1)"
-_SCAN_POINTS = 200  # epsilons scanned from eps_record(target / k) up to 3 times it (or + 2)
+_SCAN_POINTS = 300  # epsilons scanned from eps_record(target / k) up to 100 times it (or + 100)
+_SCAN_SPAN = 100.0
 _BISECTIONS = 30
 
 
@@ -81,7 +87,7 @@ def _group_delta_factor(epsilon: float, k: int) -> float:
 def group_privacy_epsilon(accountant: Any, max_contributions: int, target_delta: float) -> float:
     """Smallest k eps with delta_record(eps) (e^{k eps} - 1) / (e^eps - 1) <= ``target_delta`` (Vadhan 2017,
     Lemma 2.2) over ``accountant``'s record-level profile (upper bounds), scanned on epsilons from where
-    delta_record = target / k (the factor is at least k) up to three times that, then bisected where it first
+    delta_record = target / k (the factor is at least k) up to 100 times that, then bisected where it first
     holds; inf if it holds nowhere there. An upper bound (any point meeting the condition is one), rounded up."""
     k = check_positive_int(max_contributions, "max_contributions")
     target_delta = check_delta(target_delta, "target_delta")
@@ -103,7 +109,7 @@ def group_privacy_epsilon(accountant: Any, max_contributions: int, target_delta:
     start = accountant.epsilon(target_delta / k)  # the factor is >= k: nothing below this meets the target
     if not math.isfinite(start):
         return math.inf
-    grid = start + np.concatenate([[0.0], np.geomspace(1e-4, 1.0, _SCAN_POINTS - 1)]) * max(start, 1.0) * 2
+    grid = start + np.concatenate([[0.0], np.geomspace(1e-5, 1.0, _SCAN_POINTS - 1)]) * max(start, 1.0) * _SCAN_SPAN
     hits = np.flatnonzero(gap(grid) <= 0)
     if hits.size == 0:
         return math.inf
@@ -155,6 +161,8 @@ def user_level_epsilon(event: PrivacyEvent, max_contributions: int, target_delta
         attempt(MIXTURE_STATEMENT if sampled else SCALED_STATEMENT, exact)
         attempt(PROFILE_STATEMENT, lambda: group_privacy_epsilon(PLDAccountant(relation).compose(event), k, target_delta))
         attempt(RDP_STATEMENT, lambda: RDPAccountant(relation).compose(user).epsilon(target_delta))
+        attempt(RDP_PROFILE_STATEMENT,
+                lambda: group_privacy_epsilon(RDPAccountant(relation).compose(event), k, target_delta))
     if len(refusals) == len(candidates):
         raise UnsupportedEventError(f"no user-level statement applies to {event!r} under neighbouring={relation!r}: "
                                     + "; ".join(refusals))
