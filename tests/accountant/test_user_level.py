@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate
 from scipy.stats import binom, norm
 
 from dpaudit.accountant import PLDAccountant, RDPAccountant, ZCDPAccountant, user_level_epsilon
 from dpaudit.accountant.families.user_level import MIXTURE_STATEMENT, RDP_STATEMENT, group_rdp
-from dpaudit.accountant.user_level import PROFILE_STATEMENT, RECORD_STATEMENT
+from dpaudit.accountant.user_level import PROFILE_STATEMENT, RDP_PROFILE_STATEMENT, RECORD_STATEMENT, group_privacy_epsilon
 from dpaudit.errors import InvalidArgument, UnsupportedEventError
 from dpaudit.events import (
     Composed,
@@ -126,15 +128,15 @@ def test_sampling_users_is_the_sampled_group_change():
 
 
 def test_without_the_exact_pair_group_privacy_decides_and_says_so():
-    event = SelfComposed(PoissonSampled(0.05, Laplace(2.0)), 50)
+    event = SelfComposed(PoissonSampled(0.05, PureDP(1.0)), 20)
     with pytest.raises(UnsupportedEventError, match="RDPAccountant"):
         PLDAccountant().compose(UserLevel(event, 2))
     result = user_level_epsilon(event, 2, 1e-6)
     assert result.statement == PROFILE_STATEMENT and math.isfinite(result.epsilon_upper)
-    assert result.epsilon_upper >= PLDAccountant().compose(event).epsilon(1e-6)
-    assert result.to_dict()["candidates"][MIXTURE_STATEMENT] == math.inf
-    rdp = RDPAccountant().compose(UserLevel(event, 2)).epsilon(1e-6)
-    assert result.epsilon_upper <= rdp
+    assert result.epsilon_upper > PLDAccountant().compose(event).epsilon(1e-6)
+    candidates = result.to_dict()["candidates"]
+    assert candidates[MIXTURE_STATEMENT] == math.inf
+    assert result.epsilon_upper <= min(candidates[RDP_STATEMENT], candidates[RDP_PROFILE_STATEMENT])
 
 
 def test_replace_one_sampled_steps_use_group_privacy():
@@ -158,3 +160,15 @@ def test_mixture_user_level_composes_with_other_events():
     tree = Composed([UserLevel(SelfComposed(PoissonSampled(0.02, Gaussian(1.2)), 100), 2), Gaussian(5.0)])
     alone = PLDAccountant().compose(UserLevel(SelfComposed(PoissonSampled(0.02, Gaussian(1.2)), 100), 2))
     assert PLDAccountant().compose(tree).epsilon(1e-6) > alone.epsilon(1e-6)
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.floats(0.005, 0.2), st.floats(0.8, 3.0), st.integers(2, 4))
+def test_the_mixture_lies_between_the_record_level_and_group_privacy(q, sigma, k):
+    event = SelfComposed(PoissonSampled(q, Gaussian(sigma)), 10)
+    record = PLDAccountant().compose(event)
+    user = PLDAccountant().compose(UserLevel(event, k)).epsilon(1e-6)
+    assert record.epsilon(1e-6) < user <= group_privacy_epsilon(record, k, 1e-6)
+    # and below every record sampled with the user: users sampled at rate q (sensitivity k) when q k <= 1
+    users = PLDAccountant().compose(SelfComposed(PoissonSampled(q, UserLevel(Gaussian(sigma), k)), 10))
+    assert user <= users.epsilon(1e-6) * (1 + 1e-9)
