@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_probability
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, UnsupportedEventError
 from ..tradeoff import ProfileTradeoff, _array
 from .curves import accountant_profile, gdp_delta, gdp_tradeoff, guarantee_profile, guarantee_tradeoff
 
@@ -343,12 +343,24 @@ def _pld_upper(accountant: Any, alphas: np.ndarray) -> np.ndarray | None:
     return np.clip(np.maximum(_pld_tpr(pair, alphas, True) * (1 + 8 * _U) + 4 * _U, alphas), 0.0, 1.0)
 
 
+def _side_tpr(accountant: Any, alphas: np.ndarray, pessimistic: bool, refinement: int) -> tuple[np.ndarray, int]:
+    """(one end of the interval, the cells of its grid PLDs) from a PLD accountant's grid PLDs 2^-refinement of
+    the planned step, rounded outward, never past the FPR line."""
+    pair = _pld_pair(accountant, pessimistic, refinement)
+    cells = max(p.pmf.size for p in pair)
+    value = _pld_tpr(pair, alphas, pessimistic)
+    if pessimistic:
+        return np.clip(np.maximum(value * (1 + 8 * _U) + 4 * _U, alphas), 0.0, 1.0), cells
+    return np.maximum(value * (1 - 8 * _U) - 4 * _U, alphas), cells
+
+
 def tpr_interval(accountant: Any, fprs: Any, max_width: float | None = None) -> TprInterval:
     """Certified interval of the best membership attack's TPR at each FPR in ``fprs`` (module docstring). The
-    upper end is :func:`tpr_at_fpr`; the lower end is at least the FPR. A PLD accountant's optimistic grid is
-    halved (up to 4 times, while its PLDs stay within 2^22 cells) while the
-    interval is wider than ``max_width`` (default :data:`TPR_INTERVAL_WIDTH`) at some FPR >= 1e-4 asked.
-    Arrays of the shape of ``fprs``."""
+    upper end is at most :func:`tpr_at_fpr`; the lower end is at least the FPR. A PLD accountant's optimistic grid
+    is halved while the
+    interval is wider than ``max_width`` (default :data:`TPR_INTERVAL_WIDTH`) at some FPR >= 1e-4 asked, and so
+    is its pessimistic grid (the coarser of the two first; each at most 4 times, within 2^22 cells): every grid's
+    read-out is a bound, the tightest are kept. Arrays of the shape of ``fprs``."""
     alphas = _array(fprs, "fprs", low=0.0, high=1.0)
     goal = TPR_INTERVAL_WIDTH if max_width is None else check_probability(max_width, "max_width", low_open=True)
     flat = np.ravel(alphas)
@@ -369,25 +381,32 @@ def tpr_interval(accountant: Any, fprs: Any, max_width: float | None = None) -> 
         return TprInterval(alphas, alphas.copy(), upper.reshape(shape),
                            "upper bound only (no lower curve): the lower end is the FPR")
     watched = flat >= 1e-4
-    refinement, lower = 0, None
-    while True:
+    cells = {True: max(p.pmf.size for p in _pld_pair(accountant, True)), False: 0}
+    try:
+        lower, cells[False] = _side_tpr(accountant, flat, False, 0)
+    except UnsupportedEventError:  # the planned optimistic grid is out of reach: the trivial lower end
+        lower, cells[False] = flat.copy(), _MAX_LOWER_CELLS
+    steps = {True: accountant.step(True), False: accountant.step(False)}
+    levels = {True: 0, False: 0}
+    open_sides = {side for side in (True, False) if cells[side] * 2 <= _MAX_LOWER_CELLS}
+    while open_sides and watched.any() and float(np.max((upper - lower)[watched])) > goal:
+        side = max(open_sides, key=lambda s: (steps[s] / 2 ** levels[s], s))  # the coarser grid first
         try:
-            optimistic = _pld_pair(accountant, False, refinement)
-        except Exception:  # noqa: BLE001 - a finer grid out of reach (size refusal): keep the lower end found
-            if lower is None:
-                raise
-            break
-        found = np.maximum(_pld_tpr(optimistic, flat, False) * (1 - 8 * _U) - 4 * _U, flat)
-        lower = found if lower is None else np.maximum(lower, found)
-        wide = not watched.any() or float(np.max((upper - lower)[watched])) > goal
-        if (not wide or refinement >= _MAX_REFINEMENTS
-                or max(optimistic[0].pmf.size, optimistic[1].pmf.size) * 2 > _MAX_LOWER_CELLS):
-            break
-        refinement += 1
+            found, cells[side] = _side_tpr(accountant, flat, side, levels[side] + 1)
+        except UnsupportedEventError:  # that grid is out of reach: keep what was found
+            open_sides.discard(side)
+            continue
+        levels[side] += 1
+        if side:
+            upper = np.minimum(upper, found)
+        else:
+            lower = np.maximum(lower, found)
+        if levels[side] >= _MAX_REFINEMENTS or cells[side] * 2 > _MAX_LOWER_CELLS:
+            open_sides.discard(side)
+    grids = f"grids 2^-{levels[False]} (lower) and 2^-{levels[True]} (upper) of planned"
     lower = np.minimum(np.clip(lower, 0.0, 1.0), upper)
     return TprInterval(alphas, lower.reshape(shape), upper.reshape(shape),
-                       f"PLD bracket: optimistic (grid 2^-{refinement} of planned) and pessimistic grid PLDs, "
-                       "exact Neyman-Pearson read-out")
+                       f"PLD bracket: optimistic and pessimistic grid PLDs ({grids}), exact Neyman-Pearson read-out")
 
 
 def advantage(accountant: Any) -> float:
