@@ -20,13 +20,20 @@ is an **upper bound** on what any attack can reach, rounded up.
 **Certified interval** (:func:`tpr_interval`, ``acct.tpr_interval(fprs)``): for one ordered pair (A, B) the best
 test's TPR at FPR alpha is exactly inf over all real eps of e^eps alpha + delta_{A||B}(eps) (Neyman-Pearson by
 convex duality; Dong, Roth & Su 2022, Prop. 2.12), and for eps < 0, delta_{A||B}(eps) = 1 - e^eps + e^eps
-delta_{B||A}(-eps): both adjacency directions' profiles at eps >= 0 give the whole curve. A PLD accountant's
-pessimistic grid PLDs (upper bounds on each direction's delta at every eps) give an upper TPR, its optimistic
-ones (lower bounds) a lower TPR; on a grid PLD the infimum over the continuum is a minimum over the grid's
-losses (between two of them the expression is linear in e^eps), so both ends are exact for their PLDs, then
-moved outward by the float error of the sums and the PLD's own error bound. Both orderings of the pair: the
-larger TPR at each end. Compositions of Gaussians: the closed form rounded both ways; accountants without a
-lower curve (RDP, zCDP): the lower end is the FPR itself (random guessing).
+delta_{B||A}(-eps): both adjacency directions' profiles at eps >= 0 give the whole curve. Any attack, also one
+mixing tests of both orderings, is bounded by the concave hull of the two orderings' curves (the symmetrised
+trade-off function, Dong, Roth & Su 2022, Def. F.1), which is what the interval brackets:
+
+* upper end: the lines min(e^eps alpha + D(eps), 1 - e^-eps (1 - alpha - D(eps))) with D = max(delta_remove,
+  delta_add) from a PLD accountant's pessimistic grid PLDs (upper bounds on each direction's delta), minimised
+  over every grid loss of either (any set of eps gives an upper bound; on a grid PLD these are all the kinks);
+* lower end: each ordering's exact Neyman-Pearson curve of the optimistic grid PLDs (lower bounds on each
+  direction's delta at every eps, so below the true curve), their maximum at their vertices, and the concave
+  hull of those points (mixing two tests reaches every point between them);
+
+both moved outward by the float error of the sums and the PLDs' error bounds, and both grids refined while the
+interval is wider than :data:`TPR_INTERVAL_WIDTH`. Compositions of Gaussians: the closed form rounded both ways;
+accountants without a lower curve (RDP, zCDP): the lower end is the FPR itself (random guessing).
 
 Read-out: the profile is read on :data:`RISK_GRID_POINTS` epsilons from 0 to where delta falls to
 :func:`risk_floor_delta` of the smallest false-positive rate asked (lines with smaller delta only matter at
