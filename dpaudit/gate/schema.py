@@ -205,8 +205,10 @@ def _sections() -> tuple[Section, ...]:
         _TIMEOUT,
     ))
     training_audit = Section("training_audit", True, "An audit of a real training stack (Opacus): canaries planted in "
-                             "training runs of the team's own train function, scored, and certified; fails when the "
-                             "certified epsilon lower bound exceeds the claim (given, or read from the PrivacyEngine).", (
+                             "training runs of the team's own train function, scored, and certified, after one run witnessed "
+                             "without canaries (records read, noisy steps, clipping, noise: dpaudit.training.witness_run); "
+                             "fails when the certified epsilon lower bound exceeds the claim (given, or read from the "
+                             "PrivacyEngine) or another of its checks flags the stack, naming the checks.", (
         Key("name", "string", "yes", "-", "unique name of the entry"),
         Key("train", "string", "yes", "-", "`package.module:function`, `train(dataset, seed, hooks) -> model`, calling "
             "`hooks.attach(model, optimizer, privacy_engine)` after `make_private` (see the Opacus tutorial)"),
