@@ -246,6 +246,7 @@ class DPAudit:
         index, seed = self._next()
         options.setdefault("workers", 1)
         options.setdefault("sequential", not self.settings.fixed_budget)
+        options.setdefault("stop_for_futility", options["sequential"])  # a test reads the verdict only
         result = audit(mechanism, d, d_prime, epsilon, delta, samples or self.samples, self.confidence_level, seed, **options)
         return self._verdict(result, index, f"on d={d!r}, d_prime={d_prime!r}")
 
@@ -258,6 +259,7 @@ class DPAudit:
         index, seed = self._next()
         options.setdefault("workers", 1)
         options.setdefault("sequential", not self.settings.fixed_budget)
+        options.setdefault("stop_for_futility", options["sequential"])  # a test reads the verdict only
         found = search_pairs(mechanism, pairs, epsilon, delta, samples=samples or self.samples,
                              confidence_level=self.confidence_level, seed=seed, **options)
         return self._verdict(found.result, index, f"on d={found.pair[0]!r}, d_prime={found.pair[1]!r}")

@@ -73,7 +73,8 @@ def _sections() -> tuple[Section, ...]:
             "and reported as ERROR (`check --memory-limit` overrides it)"),
         Key("sequential", "boolean", "no", _gate_default("sequential"),
             "audits certify in looks and stop early on a certified violation or when their budget cannot certify one "
-            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`)"),
+            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`); "
+            "score audits always use every score in their file"),
     ))
     audit = Section("audit", True, "A privacy audit: certify a lower bound on the mechanism's epsilon and fail when it "
                     "exceeds the claim (exit code 1).", (
