@@ -2,10 +2,10 @@
 
 The curve audit of :func:`dpaudit.audit_curve` for scores already drawn (the runs of a training audit): the
 tests are half-lines {score >= t} (reject "the canary was out" when the score is high). On the same seeded
-selection split as :func:`dpaudit.audit_scores` (so the two can share the runs), two thresholds are chosen
-from the selection scores only: the one predicted to lie furthest below the claimed curve (in probit units)
-and the one with the best predicted mu bound. On the certification scores each gets one-sided
-Clopper-Pearson upper bounds alpha_u >= P_out(score >= t), beta_u >= P_in(score < t), the error split
+selection split as :func:`dpaudit.audit_scores` given the same ``selection_fraction`` (so the two can share the
+runs), two thresholds are chosen from the selection scores only: the one predicted to lie furthest below the
+claimed curve (in probit units) and the one with the best predicted mu bound. On the certification scores each
+gets one-sided Clopper-Pearson upper bounds alpha_u >= P_out(score >= t), beta_u >= P_in(score < t), the error split
 (Bonferroni) over the four bounds. A point with beta_u < f(alpha_u) contradicts the claim f with no
 assumption (f is non-increasing: beta <= beta_u < f(alpha_u) <= f(alpha); Dong, Roth & Su 2022): the claim
 is **violated** (for instance a claim made for twice the noise the training used).
@@ -25,7 +25,7 @@ from ..accountant.curves import gdp_epsilon_lower, gdp_mu_lower
 from .curve import _CLAIM_GRID, CurveAuditResult, CurvePoint, _epsilon_lower, _probit_margin, resolve_claim
 from .audit import DIRECTIONS
 from .score_inputs import check_scores
-from .tradeoff_points import candidate_thresholds, certify_counts, count_at_least, split_indices
+from .tradeoff_points import candidate_thresholds, certify_counts, count_at_least, split_order
 
 __all__ = ["audit_score_curve", "SCORE_SPLIT_KEY"]
 
@@ -59,8 +59,9 @@ def audit_score_curve(scores_with: Any, scores_without: Any, claim: Any, *, delt
     selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
     resolved = resolve_claim(claim, None, delta)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=SCORE_SPLIT_KEY))
-    sel_pos, cert_pos = split_indices(positive.size, selection_fraction, rng)
-    sel_neg, cert_neg = split_indices(negative.size, selection_fraction, rng)
+    order_pos, order_neg = rng.permutation(positive.size), rng.permutation(negative.size)  # as audit_scores draws them
+    sel_pos, cert_pos = split_order(positive.size, selection_fraction, order_pos)
+    sel_neg, cert_neg = split_order(negative.size, selection_fraction, order_neg)
     s_pos, s_neg = np.sort(positive[sel_pos]), np.sort(negative[sel_neg])
     c_pos, c_neg = np.sort(positive[cert_pos]), np.sort(negative[cert_neg])
     error = 1.0 - confidence_level

@@ -38,8 +38,9 @@ def test_the_split_is_audit_scores():
     rng = np.random.default_rng(2)
     w, wo = rng.normal(1.0, 1.0, 300), rng.normal(0.0, 1.0, 300)
     curve = audit_score_curve(w, wo, claim=2.0, seed=5)
-    scores = audit_scores(w, wo, seed=5, sequential=False)
+    scores = audit_scores(w, wo, seed=5, selection_fraction=0.2)
     assert curve.selection_samples == scores.selection_with + scores.selection_without
+    assert curve.certification_samples == scores.n_with + scores.n_without - curve.selection_samples
 
 
 def test_bad_input():
