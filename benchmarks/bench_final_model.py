@@ -152,8 +152,9 @@ def render(data: dict) -> str:
     lines = ["# Final-model audits of DP training (digits, MLP 64-32-10, DP-GD, T = 100, delta = 1e-5)", "",
              f"Generated {data.get('generated', '?')} by `benchmarks/bench_final_model.py`. {data.get('machine', '')}",
              "", "Measured on a shared machine (2 cores, several jobs at once): times are indicative only. The pre-training's "
-             "Adam was written out by hand after the first rows ran (the epsilon 2 and 4 rows use it); it matches "
-             "torch.optim.Adam's initial parameters to 4e-7.", "",
+             "Adam was written out by hand after the first rows ran (the epsilon 2 and 4 rows and the non-private-epoch row "
+             "use it); it matches torch.optim.Adam's initial parameters to 4e-7, and the re-run non-private-epoch row "
+             "certified the same bounds to the last digit.", "",
              "Two numbers per row, never mixed up: **eps_lower**, the certified (epsilon, delta) lower bound (no "
              "assumption, confidence 0.95), and **eps_gdp**, mu_lower certified at one threshold chosen on held-out "
              "runs and read as epsilon at delta, which **assumes a Gaussian trade-off curve**. eps_gdp_best is the "
