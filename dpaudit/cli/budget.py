@@ -287,7 +287,7 @@ def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: 
 def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, neighbouring: str) -> None:
     import matplotlib
 
-    from .._io import atomic_write
+    from .._io import PNG_METADATA, atomic_write
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -311,7 +311,7 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:  # atomically: a full disk leaves no partial (or empty) PNG
-        atomic_write(path, lambda temporary: fig.savefig(temporary, dpi=120, format="png"))
+        atomic_write(path, lambda temporary: fig.savefig(temporary, dpi=120, format="png", metadata=PNG_METADATA))
     finally:
         plt.close(fig)
 
@@ -326,6 +326,10 @@ def _dpsgd(args: argparse.Namespace) -> int:
     if args.target_delta is None:
         raise InvalidArgument("target_delta", "budget dpsgd needs --target-delta (the total delta of the training run)")
     _check_targets(args, "steps")
+    if args.plot:  # before any accountant runs: never onto a file dpaudit did not write
+        from .._io import check_output_file
+
+        check_output_file(args.plot, "plot", "--plot")
     q, steps, delta, relation = args.sampling_probability, args.steps, args.target_delta, args.neighbouring
     inputs = vars_subset(args, "noise_multiplier", "target_epsilon", "sampling_probability", "steps", "target_delta", "neighbouring")
     if args.target_epsilon is not None:

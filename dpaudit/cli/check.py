@@ -8,7 +8,9 @@ stderr with ``--json``), the verdict line closes the run, and the report carries
 
 Outputs for CI: ``--junit FILE`` (JUnit XML, one test case per entry), ``--report DIR`` (report.md,
 self-contained report.html, report.json, figures) and, when ``$GITHUB_STEP_SUMMARY`` is set, a Markdown
-summary appended to that file. Output paths are checked before anything runs (an unwritable one: exit 3).
+summary appended to that file. Output paths are checked before anything runs: one that would replace the
+config, the baseline being read, another output or a file dpaudit did not write is refused (exit 2); an
+unwritable one is exit 3.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text, check_report_directory, check_writable_file
+from .._io import atomic_write_text, check_output_file, check_report_directory
 from .._limits import parse_memory
 from ..reporting import visible
 from ..errors import ConfigError
@@ -81,6 +83,13 @@ def _record_problem(record: Any) -> str | None:
     delta = record.get("delta", 0.0)
     if not isinstance(delta, (int, float)) or isinstance(delta, bool) or not 0.0 <= delta < 1.0:
         return f"delta={delta!r} must be a number in [0, 1)"
+    from ..auditor.witness import witness_from_dict
+
+    try:
+        witness_from_dict(record["witness"])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
+        detail = visible(" ".join(str(exc).split()))
+        return f"its witness is not a dpaudit witness event ({type(exc).__name__}: {detail[:120]})"
     return None
 
 
@@ -205,6 +214,26 @@ def _capped(config: Any) -> Any:
     return replace(config, settings=replace(config.settings, workers=workers))
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output target, before anything runs (exit 2 naming the path, or 3 for a disk problem, in a second
+    rather than after the audits): none may replace the config, the baseline being read, another output or a
+    file dpaudit did not write."""
+    from ..reporting.gate_report import REPORT_FILES
+
+    inputs = {"the config being run": args.config, "the baseline being read (--baseline)": args.baseline}
+    if args.report:
+        check_report_directory(args.report, REPORT_FILES, inputs=inputs)
+    files = {"--write-baseline": (args.write_baseline, "baseline"), "--junit": (args.junit, "JUnit report")}
+    for flag, (path, what) in files.items():
+        if path is None:
+            continue
+        if args.report and Path(path).parent.resolve() == Path(args.report).resolve():
+            raise ConfigError(f"{flag} {path}: refused: it is inside the --report directory, which holds dpaudit's report "
+                              "files only; nothing was run")
+        others = {other: value for other, (value, _) in files.items() if other != flag}
+        check_output_file(path, what, flag, inputs, others)
+
+
 def _run(args: argparse.Namespace) -> int:
     from ..gate import load_config, run_gate
     from ..reporting import to_json
@@ -214,15 +243,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.fixed_budget or args.write_baseline:  # a baseline records counts of the whole budget (regressions compare with them)
         config = config.with_fixed_budget()
     baseline = _read_baseline(args.baseline) if args.baseline else None
-    # Outputs are checked before anything runs: a disk problem is found in a second, not after the audits.
-    if args.report:
-        from ..reporting.gate_report import REPORT_FILES
-
-        check_report_directory(args.report, REPORT_FILES)
-    if args.write_baseline:
-        check_writable_file(args.write_baseline, "baseline")
-    if args.junit:
-        check_writable_file(args.junit, "JUnit report")
+    _check_outputs(args)
     on_entry, heartbeat = _streamer(args.json)
     memory_limit = config.settings.memory_limit if args.memory_limit is None else parse_memory(args.memory_limit, "--memory-limit")
     try:

@@ -15,12 +15,36 @@ from typing import Any
 
 from .._json import json_ready
 
-__all__ = ["format_number", "format_table", "to_json", "json_ready", "visible", "markdown_cell", "file_slug"]
+__all__ = ["format_number", "format_table", "to_json", "json_ready", "visible", "markdown_cell", "file_slug", "unique_slugs"]
 
 
 def file_slug(name: str) -> str:
     """An entry name as a safe part of a file name (letters, digits, ``_.-``; never empty)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "entry"
+
+
+def unique_slugs(names: Any) -> dict[str, str]:
+    """Each of ``names`` (distinct entry names) -> a file-name part no other of them gets, even on a
+    case-insensitive file system: :func:`file_slug`, and where two names share it (``"a b"`` and ``"a-b"``)
+    each of them followed by the first 8 hex digits of the SHA-256 of the name itself."""
+    import hashlib
+
+    names = list(dict.fromkeys(names))
+    plain = {name: file_slug(name) for name in names}
+    groups: dict[str, int] = {}
+    for slug in plain.values():
+        groups[slug.lower()] = groups.get(slug.lower(), 0) + 1
+    slugs = {name: slug if groups[slug.lower()] == 1 else f"{slug}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+             for name, slug in plain.items()}
+    taken: set[str] = set()
+    for name in names:  # a suffixed slug may equal another name's plain one ("a-b-1234abcd"): lengthen it
+        slug, digits = slugs[name], 8
+        while slug.lower() in taken:
+            digits += 4
+            slug = f"{plain[name]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:digits]}"
+        slugs[name] = slug
+        taken.add(slug.lower())
+    return slugs
 
 _INVISIBLE = {0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C, 0xFEFF}
 
