@@ -26,7 +26,7 @@ from .._io import atomic_write_text, check_output_file, check_report_directory
 from .._limits import parse_memory
 from ..reporting import visible
 from ..errors import ConfigError
-from ._output import emit, positive_seconds
+from ._output import emit, expand_paths, positive_seconds
 
 __all__ = ["register", "entry_line", "EXIT_FINDING", "EXIT_INCOMPLETE"]
 
@@ -113,8 +113,8 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
     if kind == "audit":
         regression = (row.get("regression") or {}).get("status")
         state = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
-        curve = f", curve vs {visible(row['claim'])}: mu >= {format_number(row['mu_lower'], 4)}" if row.get("mode") == "curve" else ""
-        line = (f"audit    {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "
+        curve = f", curve vs {visible(row['claim'])}: mu >= {format_number(row['mu_lower'], 4, 'down')}" if row.get("mode") == "curve" else ""
+        line = (f"audit    {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"confidence {row['confidence_level']:.4g}{curve}) {state}" + (f" [baseline: {visible(regression)}]" if regression else ""))
         return line + "".join(f"\n         warning: {visible(w)}" for w in row.get("warnings") or ())
     if kind == "accuracy":
@@ -127,13 +127,13 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
         return replay_line(row, where)
     if kind == "score_audit":
         state = "VIOLATED" if row["violated"] else "pass"
-        return (f"scores   {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "
+        return (f"scores   {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"delta {row['delta']:g}, confidence {row['confidence_level']:.4g}, {row['runs']} "
                 f"{'canaries' if row['one_run'] else 'runs'}) {state}")
     if "max_delta" in row and row.get("max_delta") is not None:
-        return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5)} ({visible(row['method'])}) vs max "
+        return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5, 'up')} ({visible(row['method'])}) vs max "
                 f"{row['max_delta']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
-    return (f"budget   {where}{name}: epsilon <= {format_number(row['epsilon_upper'], 5)} ({visible(row['method'])}) vs max "
+    return (f"budget   {where}{name}: epsilon <= {format_number(row['epsilon_upper'], 5, 'up')} ({visible(row['method'])}) vs max "
             f"{row['max_epsilon']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
 
 
@@ -144,9 +144,9 @@ def _risk_text(row: dict[str, Any]) -> str:
     parts = []
     for check in row.get("risk") or ():
         if check["target"] == "max_tpr_at_fpr":
-            parts.append(f"TPR at FPR {check['fpr']:g} <= {format_number(check['tpr_upper'], 4)} vs max {check['max']:g}")
+            parts.append(f"TPR at FPR {check['fpr']:g} <= {format_number(check['tpr_upper'], 4, 'up')} vs max {check['max']:g}")
         else:
-            parts.append(f"advantage <= {format_number(check['advantage_upper'], 4)} vs max {check['max']:g}")
+            parts.append(f"advantage <= {format_number(check['advantage_upper'], 4, 'up')} vs max {check['max']:g}")
     return "".join(f"; {part}" for part in parts)
 
 
@@ -238,6 +238,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..gate import load_config, run_gate
     from ..reporting import to_json
 
+    expand_paths(args, "config", "baseline", "report", "write_baseline", "junit")
     config = load_config(args.config)
     config = _capped(config)
     if args.fixed_budget or args.write_baseline:  # a baseline records counts of the whole budget (regressions compare with them)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..auditor import audit, check_accuracy, holm_adjust, preload_boosting, search_pairs
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidArgument, InvalidArgumentType
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
@@ -171,10 +171,15 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     if not math.isfinite(upper):
         return {"status": "baseline event too rare to compare", "baseline_upper": upper}
     d, d_prime = spec.pairs[index]
-    again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
-                  seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
-                  direction=record.get("direction"), workers=workers, scheduler=False,
-                  sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
+    try:
+        again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
+                      seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
+                      direction=record.get("direction"), workers=workers, scheduler=False,
+                      sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
+    except (InvalidArgument, InvalidArgumentType) as exc:
+        if exc.argument not in ("witness", "direction"):
+            raise
+        raise BaselineError(f"baseline: audit {spec.name!r}: {exc}") from None  # the baseline's record, not the mechanism
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
     q_hat = int(record["count_q"]) / n

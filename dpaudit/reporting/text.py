@@ -69,15 +69,22 @@ def markdown_cell(text: object) -> str:
     return escaped.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
 
 
-def format_number(value: Any, digits: int = 6) -> str:
-    """Compact human form of a number; None is shown as a dash."""
+def format_number(value: Any, digits: int = 6, rounding: str | None = None) -> str:
+    """Compact human form of a number (``digits`` significant digits); None is shown as a dash. ``rounding``
+    "up" (upper bounds: accountant numbers) or "down" (lower bounds: auditor numbers) rounds in the bound's
+    safe direction, so the shown number is a bound too; default: to the nearest."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (int, float)):
-        if isinstance(value, float) and math.isinf(value):
-            return "inf" if value > 0 else "-inf"
+        if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+            return f"{value}"
+        if rounding in ("up", "down") and value != 0:
+            from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
+
+            context = Context(prec=digits, rounding=ROUND_CEILING if rounding == "up" else ROUND_FLOOR, Emax=10**6, Emin=-10**6)
+            return f"{float(context.plus(Decimal(repr(value)))):.{digits}g}"  # the float as it reads back
         return f"{value:.{digits}g}"
     return str(value)
 
