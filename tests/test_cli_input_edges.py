@@ -163,3 +163,12 @@ def test_samples_beyond_the_limit_are_refused_at_validation(tmp_path, capsys):
     assert code == 2 and "'samples'" in err and str(config) in err and not out
     code, _, err = run(capsys, "audit", "mechs:nothing", "--d", "[0]", "--d-prime", "[1]", "--epsilon", "1", "--samples", "1e15")
     assert code == 2 and "at most" in err
+
+
+def test_a_training_audit_row_is_labelled_training():
+    from dpaudit.cli.check import entry_line
+
+    row = {"name": "opacus", "entry": "training_audit", "violated": False, "epsilon_lower": 0.5, "epsilon": 8.0,
+           "delta": 1e-5, "confidence_level": 0.95, "runs": 500, "one_run": True}
+    assert entry_line("score_audit", row).startswith("training ")
+    assert entry_line("score_audit", {**row, "entry": None}).startswith("scores ")

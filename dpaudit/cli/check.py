@@ -108,8 +108,9 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
 
     where = f"{visible(config)}: " if config else ""
     name = visible(row["name"])
+    label = {"score_audit": "training" if row.get("entry") == "training_audit" else "scores"}.get(kind, kind)
     if row.get("error"):
-        return f"{kind:<8} {where}{name}: {_error_text(row)}"
+        return f"{label:<8} {where}{name}: {_error_text(row)}"
     if kind == "audit":
         regression = (row.get("regression") or {}).get("status")
         state = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
@@ -127,7 +128,7 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
         return replay_line(row, where)
     if kind == "score_audit":
         state = "VIOLATED" if row["violated"] else "pass"
-        return (f"scores   {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
+        return (f"{label:<8} {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"delta {row['delta']:g}, confidence {row['confidence_level']:.4g}, {row['runs']} "
                 f"{'canaries' if row['one_run'] else 'runs'}) {state}")
     if "max_delta" in row and row.get("max_delta") is not None:

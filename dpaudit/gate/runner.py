@@ -41,6 +41,7 @@ from .curve_entries import curve_entry, sequential_fields
 from .executors import Job, LocalEntries, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
+from .read_only_inputs import read_only_inputs
 from .replay_entries import audit_replay, replay_error_row, run_replay_entry
 from .score_audit import run_score_audit
 from .seeds import entry_seed
@@ -346,7 +347,7 @@ def _error_row(kind: str, spec: Any, error: IsolatedError, seconds: float, alpha
 
 def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, seed: int, workers: int | None, keep: bool,
                  record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
-    spec = spec.resolved()
+    spec = replace(spec.resolved(), mechanism=read_only_inputs(spec.mechanism, f"audit {spec.name!r} (mechanism {spec.source})"))
     if spec.audits_curve():
         return curve_entry(spec, share, alpha, entry_seed, seed, workers, record, with_baseline)
     result, pair = _run_audit(spec, share, entry_seed, workers, keep)
@@ -355,7 +356,8 @@ def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, s
 
 
 def _accuracy_entry(spec: AccuracySpec, alpha: float, seed: int) -> Any:
-    return check_accuracy(spec.mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
+    mechanism = read_only_inputs(spec.mechanism, f"accuracy {spec.name!r} (mechanism {spec.source})")
+    return check_accuracy(mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
                           confidence_level=1.0 - alpha, seed=entry_seed(seed, spec.name), name=spec.name)
 
 
