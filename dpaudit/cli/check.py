@@ -85,8 +85,11 @@ def _record_problem(record: Any) -> str | None:
         return f"delta={delta!r} must be a number in [0, 1)"
     from ..auditor.witness import witness_from_dict
 
+    witness = record["witness"]
+    if isinstance(witness, dict) and "event" in witness and "kind" not in witness:  # a curve audit's: its event
+        witness = witness["event"]
     try:
-        witness_from_dict(record["witness"])
+        witness_from_dict(witness)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
         detail = visible(" ".join(str(exc).split()))
         return f"its witness is not a dpaudit witness event ({type(exc).__name__}: {detail[:120]})"
