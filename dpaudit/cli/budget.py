@@ -274,10 +274,16 @@ def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: 
         rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
                  "note": _pld_skipped_note(steps)}]
     else:
-        pld = PLDAccountant(neighbouring).compose(event)
-        lower, upper = pld.epsilon_interval(delta)
-        rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
-                 "note": f"exact value lies in [{format_number(lower, 6, 'down')}, {format_number(upper, 6, 'up')}]"}]
+        from ..errors import UnsupportedEventError
+
+        try:
+            pld = PLDAccountant(neighbouring).compose(event)
+            lower, upper = pld.epsilon_interval(delta)
+            rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
+                     "note": f"exact value lies in [{format_number(lower, 6, 'down')}, {format_number(upper, 6, 'up')}]"}]
+        except UnsupportedEventError as exc:  # the PLD refuses a grid it cannot bound: the other rows still answer
+            rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
+                     "note": "not computed: " + " ".join(str(exc).split())}]
     try:
         rdp = RDPAccountant(neighbouring).compose(event).epsilon(delta)
         rows.append({"method": "rdp (Renyi DP)", "label": "rdp", "epsilon_upper": rdp, "epsilon_lower": None, "note": ""})

@@ -228,9 +228,64 @@ def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], outcome
     return rows
 
 
+#: Compositions above which the gate does not build a PLD: its grid, time and memory grow with the composed
+#: loss (about 5 s for 10^8 subsampled Gaussian steps, 17 s for 10^9, minutes beyond). Past it, and whenever the
+#: PLD accountant refuses a tree (a grid it cannot bound), the gate answers with the tightest sound bound of the
+#: other accountants and closed forms (:func:`dpaudit.accountant.epsilon_upper` without the PLD: RDP, basic
+#: composition, exact Gaussian DP) and names it in the row's method.
+GATE_PLD_MAX_COMPOSITIONS = 10**8
+
+
+def _pld_too_large(accountant: Any) -> str | None:
+    """Why the gate does not build this PLD accountant's grid (None: it does): its composition count."""
+    count = sum(accountant.leaves.values())  # the composed leaves and their counts
+    if count > GATE_PLD_MAX_COMPOSITIONS:
+        return f"{count:.3g} compositions exceed the gate's limit of {GATE_PLD_MAX_COMPOSITIONS:.0e} for it"
+    return None
+
+
+_FALLBACK_NAMES = {"rdp": "RDP accountant", "pure": "basic composition (closed form)", "gdp": "Gaussian DP (closed form)"}
+
+
+def _without_pld(event: Any, neighbouring: str, reason: str, epsilon: float | None = None,
+                 delta: float | None = None) -> tuple[float, str, Any]:
+    """(bound, method, accountant for the risk read-outs) where the PLD is not built: at ``delta`` the
+    smallest epsilon of every other sound bound; at ``epsilon`` the RDP accountant's delta."""
+    from ..accountant import RDPAccountant, epsilon_upper
+
+    rdp = RDPAccountant(neighbouring=neighbouring)
+    if epsilon is not None:
+        rdp.compose(event)
+        try:
+            return rdp.delta(epsilon), f"RDP accountant (PLD not built: {reason})", rdp
+        except OverflowError:  # its bound exp(...) exceeds the float range, so 1: every delta is at most 1
+            return 1.0, f"delta <= 1 (the RDP accountant's bound exceeds 1; PLD not built: {reason})", rdp
+    best = epsilon_upper(event, delta, neighbouring=neighbouring, methods=("gdp", "pure", "rdp"))
+    if rdp.supports(event):
+        rdp.compose(event)
+    return best.epsilon, f"{_FALLBACK_NAMES.get(best.method, best.method)} (PLD not built: {reason})", rdp
+
+
+def _pld_or_fallback(accountant: Any, event: Any, neighbouring: str, *, epsilon: float | None = None,
+                     delta: float | None = None) -> tuple[float, str, Any]:
+    """The PLD accountant's bound (delta at ``epsilon``, else epsilon at ``delta``), or, where its grid is too
+    large for the gate or it refuses the tree, the tightest bound of the others (:func:`_without_pld`)."""
+    from ..errors import UnsupportedEventError
+
+    reason = _pld_too_large(accountant)
+    if reason is None:
+        try:
+            value = accountant.delta(epsilon) if epsilon is not None else accountant.epsilon(delta)
+            return value, "PLD accountant", accountant
+        except UnsupportedEventError as exc:  # the PLD refuses the grid (too many cells, losses beyond floats)
+            reason = " ".join(str(exc).split())
+    return _without_pld(event, neighbouring, reason, epsilon=epsilon, delta=delta)
+
+
 def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
     """The accountant's upper bound for a budget entry and whether it stays within max_epsilon (or, for an
-    event budget with max_delta, the delta upper bound at ``epsilon`` within max_delta)."""
+    event budget with max_delta, the delta upper bound at ``epsilon`` within max_delta). A PLD the gate cannot
+    build in bounded time and memory is replaced by the tightest other sound bound, named in ``method``."""
     from ..accountant import advanced, amplify, basic, optimal
 
     p = spec.parameters
@@ -239,18 +294,25 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         from ..events_parser import parse_event
 
         name = p.get("accountant", "pld")
-        accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[name](
-            neighbouring=p.get("neighbouring", "add_remove"))
-        accountant.compose(parse_event(p["event"]))
+        neighbouring = p.get("neighbouring", "add_remove")
+        accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[name](neighbouring=neighbouring)
+        event = parse_event(p["event"])
+        accountant.compose(event)
         method = f"{name.upper()} accountant"
         row = {"name": spec.name, "kind": spec.kind, "method": method, "parameters": dict(p), "event": p["event"],
                "max_epsilon": spec.max_epsilon, "max_delta": spec.max_delta}
         if spec.max_delta is not None:
-            value = accountant.delta(p["epsilon"])
+            if name == "pld":
+                value, row["method"], accountant = _pld_or_fallback(accountant, event, neighbouring, epsilon=p["epsilon"])
+            else:
+                value = accountant.delta(p["epsilon"])
             row.update({"delta_upper": value, "epsilon": p["epsilon"], "delta": None, "epsilon_upper": None,
                         "passed": value <= spec.max_delta})
         else:
-            value = accountant.epsilon(p["delta"])
+            if name == "pld":
+                value, row["method"], accountant = _pld_or_fallback(accountant, event, neighbouring, delta=p["delta"])
+            else:
+                value = accountant.epsilon(p["delta"])
             row.update({"epsilon_upper": value, "delta": p["delta"], "passed": value <= spec.max_epsilon})
         return _with_risk(row, spec, accountant)
     if spec.kind == "composition":
@@ -270,10 +332,15 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         from ..accountant import PLDAccountant, RDPAccountant
         from ..events import Gaussian, PoissonSampled, SelfComposed
 
+        neighbouring = p.get("neighbouring", "add_remove")
         accountant_type = PLDAccountant if p.get("accountant", "pld") == "pld" else RDPAccountant
-        accountant = accountant_type(neighbouring=p.get("neighbouring", "add_remove"))
-        accountant.compose(SelfComposed(PoissonSampled(p["sampling_probability"], Gaussian(p["noise_multiplier"])), p["steps"]))
-        value, method = accountant.epsilon(p["delta"]), f"{p.get('accountant', 'pld').upper()} accountant"
+        accountant = accountant_type(neighbouring=neighbouring)
+        event = SelfComposed(PoissonSampled(p["sampling_probability"], Gaussian(p["noise_multiplier"])), p["steps"])
+        accountant.compose(event)
+        if accountant_type is PLDAccountant:
+            value, method, accountant = _pld_or_fallback(accountant, event, neighbouring, delta=p["delta"])
+        else:
+            value, method = accountant.epsilon(p["delta"]), "RDP accountant"
         return _with_risk({"name": spec.name, "kind": spec.kind, "epsilon_upper": value, "max_epsilon": spec.max_epsilon,
                            "delta": p["delta"], "passed": value <= spec.max_epsilon, "method": method,
                            "parameters": dict(p)}, spec, accountant)
