@@ -95,6 +95,8 @@ def _classify(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, OSError):  # I/O: unwritable report, missing directory, full disk
         detail = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
         return EXIT_INCOMPLETE, _line(f"I/O error: {detail}", EXIT_INCOMPLETE)
+    if isinstance(exc, ImportError) and "cannot allocate memory" in str(exc).lower():  # a library mapped past the limit
+        return EXIT_INCOMPLETE, _line(f"out of memory while importing ({exc}); {memory_limit_note()}", EXIT_INCOMPLETE)
     if isinstance(exc, MemoryError):
         return EXIT_INCOMPLETE, _line(f"out of memory{f' ({exc})' if str(exc) else ''}; {memory_limit_note()}", EXIT_INCOMPLETE)
     return EXIT_INCOMPLETE, _line(f"internal error ({type(exc).__name__}: {exc})", EXIT_INCOMPLETE)
