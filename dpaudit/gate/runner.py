@@ -154,6 +154,50 @@ def _widths(value: Any) -> set[int]:
     return set()
 
 
+def _column_widths(value: Any) -> set[int]:
+    """Output widths named by the columns (``width``) of a witness event's description."""
+    if isinstance(value, dict):
+        own = {value["width"]} if isinstance(value.get("width"), int) and not isinstance(value.get("width"), bool) else set()
+        return own.union(*(_column_widths(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_column_widths(v) for v in value))
+    return set()
+
+
+def _probe_widths(spec: AuditSpec) -> tuple[int, int]:
+    """Values per output of the mechanism on the first pair's d and d_prime (16 outputs each, fixed seed)."""
+    from ..auditor.sampling import canonical_outputs
+
+    spec = spec.resolved()
+    widths = []
+    for data in spec.pairs[0]:
+        mechanism = read_only_inputs(spec.mechanism, f"audit {spec.name!r}")
+        widths.append(canonical_outputs(mechanism(data, 16, np.random.default_rng(0)), 16, "probe").shape[1])
+    return widths[0], widths[1]
+
+
+def _check_baseline_widths(audits: tuple[AuditSpec, ...], records: dict[str, Any], memory: Any, timeout: float | None) -> None:
+    """Before any entry runs: a baseline witness written for outputs of another width than this mechanism's
+    (a baseline of another mechanism) is the baseline's error (BaselineError), found by one small isolated
+    call of each audited mechanism; a mechanism that fails here is left to its entry to report."""
+    from .._isolation import run_isolated
+
+    for spec in audits:
+        record = records.get(spec.name) or {}
+        old = _column_widths(record.get("witness")) if record.get("witness") else set()
+        if not old:
+            continue
+        limit = min(spec.timeout or timeout or DEFAULT_ENTRY_TIMEOUT, 120.0)
+        try:
+            width, other = run_isolated(_probe_widths, (spec,), timeout=limit, memory_limit=memory)
+        except IsolatedError:
+            continue
+        if width == other and width not in old:
+            raise BaselineError(f"baseline: audit {spec.name!r}: its witness event is for outputs of width "
+                                f"{', '.join(map(str, sorted(old)))}, this mechanism's outputs have width {width}: it was "
+                                "written for another mechanism")
+
+
 def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None,
                 result: Any = None) -> dict[str, Any]:
     if record is None:
@@ -454,6 +498,13 @@ def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> di
     return records
 
 
+def resolve_local(scheduler: Any) -> bool:
+    """Whether entries run here (no Dask cluster named by ``scheduler`` or $DPAUDIT_SCHEDULER)."""
+    from ..auditor.dask_backend import resolve_scheduler
+
+    return resolve_scheduler(scheduler) is None
+
+
 def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed: int | None = None,
              keep_details: bool = False, timeout: float | None = None,
              on_entry: Callable[[EntryReport], None] | None = None,
@@ -492,6 +543,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     # each with its share of worker processes for its blocks (the numbers do not depend on either).
     cores = os.cpu_count() or 1
     parallel = max(1, min(settings.workers or cores, cores, total))
+    if records and getattr(config, "audits", ()) and resolve_local(scheduler):  # before any entry runs
+        _check_baseline_widths(config.audits, records, memory, timeout)
     with entry_executor(scheduler, heartbeat, parallel) as executor:
         workers = executor.workers_per_entry or (max(1, (settings.workers or cores) // parallel) if parallel > 1 else settings.workers)
 

@@ -74,7 +74,7 @@ def test_dpaudits_own_outputs_are_replaced_on_the_next_run(tmp_path, capsys):
 def test_budget_plot_onto_a_users_file_is_refused_and_its_own_plot_replaced(tmp_path, capsys):
     target = tmp_path / "settings.toml"
     target.write_text("x = 1\n")
-    argv = ["budget", "dpsgd", "--noise-multiplier", "1", "--sampling-probability", "0.01", "--steps", "10",
+    argv = ["budget", "dpsgd", "--noise-multiplier", "1", "--sampling-probability", "0.01", "--steps", "2",
             "--target-delta", "1e-5", "--plot"]
     assert main([*argv, str(target)]) == 2
     assert "dpaudit did not write it" in capsys.readouterr().err and target.read_text() == "x = 1\n"
