@@ -221,7 +221,8 @@ def check_output_file(path: str | Path, what: str, flag: str, inputs: dict[str, 
                       outputs: dict[str, str | Path] | None = None) -> Path:
     """Refuse (ConfigError naming ``flag`` and the path) an output file that is one of the run's ``inputs``
     (label -> path: the config, a baseline being read), the same path as another of its ``outputs`` (flag ->
-    path) or an existing file dpaudit did not write; then check that it can be written (OSError otherwise)."""
+    path) or an existing file dpaudit did not write (an empty one, as ``mktemp`` leaves, may be replaced); then check that
+    it can be written (OSError otherwise)."""
     target = Path(path)
     for label, other in (inputs or {}).items():
         if other is not None and _same_file(target, Path(other)):
@@ -232,7 +233,7 @@ def check_output_file(path: str | Path, what: str, flag: str, inputs: dict[str, 
     if os.path.lexists(target) and not target.is_dir():
         if os.path.islink(target):
             raise ConfigError(f"{flag} {target}: refused: it is a symbolic link; nothing was run (give the real file)")
-        if not written_by_dpaudit(target):
+        if target.stat().st_size > 0 and not written_by_dpaudit(target):  # an empty file (mktemp) holds nothing to lose
             raise ConfigError(f"{flag} {target}: refused: the file exists and dpaudit did not write it; nothing was run "
                               "(move it away or give a new file name)")
     return check_writable_file(target, what)
