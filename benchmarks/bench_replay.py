@@ -35,6 +35,8 @@ from hypothesis import strategies as st
 import dpaudit
 import dpaudit.adapters
 from dpaudit._io import atomic_write_text
+from dpaudit.errors import MechanismError
+from dpaudit.guarantee import Guarantee
 from dpaudit.mechanisms import CATALOG, buggy, examples, hierarchical_strategy, sensitivity_bugs
 from dpaudit.auditor import statdp_query_pairs
 from dpaudit.replay import generated_pairs, replay_pairs
@@ -121,6 +123,9 @@ def soundness(count: int) -> list[dict]:
     subjects += [("clipped_mean (twin of the mean bugs)", sensitivity_bugs.ClippedMean(0.5),
                   records(-5, 5, count, "replace_one"), None)]
     subjects += [(name, mechanism, pairs, None) for name, mechanism, pairs in diffprivlib_soundness(count)]
+    subjects += [(name, mechanism, records(0, 1, count), None) for name, mechanism in (
+        ("count, Laplace + Gaussian for 1 (twin of the sum counted 3 times)", _count_laplace_gaussian),
+        ("count, noise from a generator seeded by the rng (twin of default_rng(12345))", _count_child_generator))]
     subjects += [(e.name, e.mechanism, e.neighbours, None) for e in examples() if e.name.startswith("dpsgd")]
     for name, mechanism, neighbours, claim in subjects:
         base = name.split(" ")[1] if name.startswith("catalog ") else name
@@ -179,8 +184,63 @@ def corpus(count: int) -> list[dict]:
         ("sensitivity_bugs.NoiseDrawsPerRecord(0.5)", "control flow (draws per record)",
          sensitivity_bugs.NoiseDrawsPerRecord(0.5), records(0, 1, count), ([1.0], [1.0, 1.0])),
     ]
+    entries += randomness_entries(count)
     entries += diffprivlib_entries(count)
     return [{"name": n, "kind": k, "mechanism": m, "pairs": p, "audit_pair": a} for n, k, m, p, a in entries]
+
+
+def _count_seeded_inside(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count whose Laplace noise comes from a generator seeded inside: the same noise on every call."""
+    return float(np.sum(data)) + np.random.default_rng(12345).laplace(0.0, 2.0, size)
+
+
+def _count_global_seed_reset(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count that resets numpy's global state before drawing its noise from it."""
+    np.random.seed(0)
+    return float(np.sum(data)) + np.random.laplace(0.0, 2.0, size)
+
+
+def _count_noise_times_zero(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count whose noise is drawn and multiplied by zero (a debugging switch left at 0)."""
+    return float(np.sum(data)) + 0.0 * rng.laplace(0.0, 2.0, size)
+
+
+def _count_noise_discarded(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count whose noise is drawn into a variable that is never added."""
+    noise = rng.laplace(0.0, 2.0, size)  # noqa: F841 - the bug: drawn, never used
+    return float(np.sum(data)) + np.zeros(size)
+
+
+def _sum_of_three_laplace_gaussian(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Records counted three times (sensitivity 3), Laplace and Gaussian noise calibrated for sensitivity 1."""
+    return 3.0 * float(np.sum(data)) + rng.laplace(0.0, 2.0, size) + rng.normal(0.0, 2.0, size)
+
+
+def _count_laplace_gaussian(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count with Laplace and Gaussian noise, each calibrated for sensitivity 1 (correct)."""
+    return float(np.sum(data)) + rng.laplace(0.0, 2.0, size) + rng.normal(0.0, 2.0, size)
+
+
+def _count_child_generator(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A count whose noise comes from a generator seeded from the rng it is handed (correct)."""
+    return float(np.sum(data)) + np.random.default_rng(int(rng.integers(2**32))).laplace(0.0, 2.0, size)
+
+
+for _bug in (_count_laplace_gaussian, _count_child_generator, _count_seeded_inside, _count_global_seed_reset, _count_noise_times_zero, _count_noise_discarded,
+             _sum_of_three_laplace_gaussian):
+    _bug.privacy = Guarantee(0.5, 0.0)
+
+
+def randomness_entries(count: int) -> list[tuple]:
+    """Noise the generator handed to the mechanism does not drive, and two noises summed on one output."""
+    pairs = records(0, 1, count)
+    return [("count, noise from default_rng(12345)", "noise seeded inside", _count_seeded_inside, pairs, ([1.0], [1.0, 1.0])),
+            ("count, np.random.seed(0) then np.random.laplace", "global seed reset", _count_global_seed_reset, pairs,
+             ([1.0], [1.0, 1.0])),
+            ("count, 0 * noise", "noise multiplied by zero", _count_noise_times_zero, pairs, ([1.0], [1.0, 1.0])),
+            ("count, noise drawn and discarded", "noise discarded", _count_noise_discarded, pairs, ([1.0], [1.0, 1.0])),
+            ("sum counted 3 times, Laplace + Gaussian for 1", "sensitivity (two noises on one output)",
+             _sum_of_three_laplace_gaussian, pairs, ([1.0], [1.0, 1.0]))]
 
 
 def diffprivlib_entries(count: int) -> list[tuple]:
@@ -233,19 +293,23 @@ def run_corpus(count: int, samples: int) -> list[dict]:
         replay_seconds = time.perf_counter() - started
         pair = (result.worst.d, result.worst.d_prime) if result.violated else entry["audit_pair"]
         started = time.perf_counter()
-        audited = dpaudit.audit(mechanism, pair[0], pair[1], epsilon=claim.epsilon, delta=claim.delta, samples=samples,
-                                seed=0, sequential=False)  # the black-box audit at its whole budget
+        try:
+            audited = dpaudit.audit(mechanism, pair[0], pair[1], epsilon=claim.epsilon, delta=claim.delta, samples=samples,
+                                    seed=0, sequential=False)  # the black-box audit at its whole budget
+            audit_found, audit_lower, refusal = audited.violated, audited.epsilon_lower, None
+        except MechanismError as exc:  # e.g. a mechanism ignoring every seed: refused, with the reason
+            audit_found, audit_lower, refusal = False, math.nan, str(exc)
         audit_seconds = time.perf_counter() - started
         rows.append({"name": entry["name"], "kind": entry["kind"], "claim": [claim.epsilon, claim.delta],
                      "replay_found": result.violated, "replay_diverges": result.control_flow_diverges,
                      "replay_epsilon_lower": result.epsilon_lower, "replay_pairs": len(entry["pairs"]),
                      "replay_seconds": replay_seconds, "replay_reason": result.worst.divergence or result.worst.bound
                      or result.worst.reason,
-                     "audit_found": audited.violated, "audit_epsilon_lower": audited.epsilon_lower,
+                     "audit_found": audit_found, "audit_epsilon_lower": audit_lower, "audit_refused": refusal,
                      "audit_pair": [np.asarray(p).tolist() for p in pair], "audit_seconds": audit_seconds,
                      "audit_samples": samples})
         print(f"corpus {entry['name']}: replay {result.verdict} ({result.epsilon_lower:.4g}, {replay_seconds:.2f}s), "
-              f"audit {audited.epsilon_lower:.4g} ({audit_seconds:.1f}s)", flush=True)
+              f"audit {audit_lower:.4g} ({audit_seconds:.1f}s)" + (f" refused: {refusal}" if refusal else ""), flush=True)
     return rows
 
 
@@ -279,7 +343,7 @@ def _num(value: float) -> str:
 
 
 def markdown(corpus_rows: list[dict], sound: list[dict], timing: dict, samples: int, pairs: int) -> str:
-    weak = [r for r in corpus_rows if r["replay_found"] and not r["audit_found"]]
+    weak = [r for r in corpus_rows if r["replay_found"] and not r["audit_found"] and not r.get("audit_refused")]
     lines = [
         "# Record/replay: gray-box checks of declared vs measured sensitivity", "",
         f"Generated by `benchmarks/bench_replay.py` on {datetime.date.today()} ({machine_line()}).", "",
@@ -297,11 +361,14 @@ def markdown(corpus_rows: list[dict], sound: list[dict], timing: dict, samples: 
         lines.append(f"| {r['name']} | {r['kind']} | ({r['claim'][0]:g}, {r['claim'][1]:g}) | "
                      f"{'yes' if r['replay_found'] else 'no'} | {'yes' if r['replay_diverges'] else 'no'} | "
                      f"{_num(r['replay_epsilon_lower'])} | {r['replay_pairs']} | {r['replay_seconds']:.2f} | "
-                     f"{'yes' if r['audit_found'] else 'no'} | {_num(r['audit_epsilon_lower'])} | {r['audit_seconds']:.1f} |")
+                     f"{'refused' if r.get('audit_refused') else 'yes' if r['audit_found'] else 'no'} | "
+                     f"{'-' if r.get('audit_refused') else _num(r['audit_epsilon_lower'])} | {r['audit_seconds']:.1f} |")
     flagged = sum(r["replay_found"] or r["replay_diverges"] for r in corpus_rows)
     lines += ["", f"Replay flagged {flagged} of {len(corpus_rows)} corpus entries "
               f"({sum(r['replay_found'] for r in corpus_rows)} violations, the rest diverging draws); the black-box "
-              f"audit at {samples:,} found {sum(r['audit_found'] for r in corpus_rows)}.", "",
+              f"audit at {samples:,} found {sum(r['audit_found'] for r in corpus_rows)} and refused "
+              f"{sum(bool(r.get('audit_refused')) for r in corpus_rows)} (a mechanism ignoring every seed: no confidence "
+              "statement would hold).", "",
               f"Caught by replay, missed by the audit at {samples:,} ({len(weak)}):", ""]
     lines += [f"- {r['name']}: replay epsilon >= {_num(r['replay_epsilon_lower'])} against the claim "
               f"{r['claim'][0]:g}; the audit certifies only {_num(r['audit_epsilon_lower'])}" for r in weak]

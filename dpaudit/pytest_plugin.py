@@ -245,6 +245,7 @@ class DPAudit:
         index, seed = self._next()
         options.setdefault("workers", 1)
         options.setdefault("sequential", not self.settings.fixed_budget)
+        options.setdefault("stop_for_futility", options["sequential"])  # a test reads the verdict only
         result = audit(mechanism, d, d_prime, epsilon, delta, samples or self.samples, self.confidence_level, seed, **options)
         return self._verdict(result, index, f"on d={d!r}, d_prime={d_prime!r}")
 
@@ -257,6 +258,7 @@ class DPAudit:
         index, seed = self._next()
         options.setdefault("workers", 1)
         options.setdefault("sequential", not self.settings.fixed_budget)
+        options.setdefault("stop_for_futility", options["sequential"])  # a test reads the verdict only
         found = search_pairs(mechanism, pairs, epsilon, delta, samples=samples or self.samples,
                              confidence_level=self.confidence_level, seed=seed, **options)
         return self._verdict(found.result, index, f"on d={found.pair[0]!r}, d_prime={found.pair[1]!r}")
@@ -266,9 +268,10 @@ class DPAudit:
         ``canary``, ``runs`` or ``canaries``, ``claim``, ``delta``, ...) with the plugin's confidence and seed,
         as the gate's ``[[training_audit]]`` entries do; a certified violation (epsilon_lower above the claim,
         by default the engine's) fails the test, and with the white-box preset so does the update-scale check
-        (the audit's false-alarm share split evenly between the two). Returns the TrainingAuditResult."""
+        (the audit's false-alarm share split evenly over its statistical checks), and so does a check of the run
+        witnessed first. Returns the TrainingAuditResult."""
         __tracebackhide__ = True
-        from .training import audit_opacus, split_false_alarm
+        from .training import audit_opacus
 
         for name in ("confidence_level", "seed"):
             if name in options:
@@ -278,15 +281,14 @@ class DPAudit:
             pytest.fail("dp_audit.training: false_alarm_rate is set by the plugin (--dp-false-alarm-rate), not per call",
                         pytrace=False)
         index, seed = self._next()
-        confidence, update_rate = split_false_alarm(str(options.get("canary", "dirac_gradient")),
-                                                    1.0 - self.confidence_level)
-        result = audit_opacus(train, dataset=dataset, confidence_level=confidence, seed=seed,
-                              false_alarm_rate=update_rate, **options)
+        share = 1.0 - self.confidence_level  # flagged holds it, split over the audit's statistical checks
+        result = audit_opacus(train, dataset=dataset, confidence_level=1.0 - share, seed=seed,
+                              false_alarm_rate=share, **options)
         self.settings.audits_run += 1
         self.results.append(result)
         if result.flagged:
             found = (f"training epsilon >= {result.epsilon_lower:.4f} > claimed {result.epsilon_upper:.4g}" if result.violated
-                     else "the update-scale check rejects the declared noise")
+                     else f"flagged by {', '.join(result.failed)}")
             self.settings.violations.append(f"{self.nodeid}: {found}")
             pytest.fail(f"differential privacy VIOLATED by the training stack (audit {index + 1} of {self.audits} in this "
                         f"test)\n{result.summary()}\n  the run's false-alarm rate {self.settings.false_alarm_rate:g} is split "

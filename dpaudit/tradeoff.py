@@ -35,13 +35,13 @@ def _array(values: Any, name: str, *, low: float | None = None, high: float | No
         raise InvalidArgument(name, f"{name} contains nan")
     if not allow_inf and np.isinf(array).any():
         index = int(np.argmax(np.isinf(array).ravel()))
-        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be finite")
+        raise InvalidArgument(name, f"{name}={float(array.ravel()[index])!r} must be finite")
     if low is not None and (array < low).any():
         index = int(np.argmax((array < low).ravel()))
-        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be >= {low:g}")
+        raise InvalidArgument(name, f"{name}={float(array.ravel()[index])!r} must be >= {low:g}")
     if high is not None and (array > high).any():
         index = int(np.argmax((array > high).ravel()))
-        raise InvalidArgument(name, f"{name}={array.ravel()[index]!r} must be <= {high:g}")
+        raise InvalidArgument(name, f"{name}={float(array.ravel()[index])!r} must be <= {high:g}")
     return array
 
 

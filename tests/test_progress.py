@@ -68,7 +68,8 @@ def test_a_progress_bar_pickles_without_its_terminal_state(recorded):
 
 
 @pytest.mark.parametrize("backend", [SerialBackend, lambda progress: ProcessBackend(2, progress)], ids=["local", "process"])
-def test_local_and_process_backends_advance_one_bar_per_block(backend, recorded):
+def test_local_and_process_backends_advance_one_bar_per_block(backend, recorded, monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
     bar = Progress(12, enabled=True)
     with backend(bar) as running:
         assert running.map(_square, list(range(12))) == [b * b for b in range(12)]
@@ -104,3 +105,40 @@ def test_an_audit_with_progress_draws_the_bar_and_closes_it(recorded):
     result = dpaudit.audit(laplace, [0.0], [1.0], epsilon=1.0, samples=2000, workers=1, progress=True)
     assert not result.violated and np.isfinite(result.epsilon_lower)
     assert len(recorded) == 1 and recorded[0].desc == "audit" and sum(recorded[0].updates) > 0 and recorded[0].closed
+
+
+def _side(block):
+    return ("d", block)
+
+
+def _other_side(block):
+    return ("d_prime", block)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_one_map_over_both_inputs_keeps_each_inputs_blocks_in_order(workers, monkeypatch):
+    from dpaudit.auditor.backends import map_both
+
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    blocks = list(range(5, 40))
+    with (SerialBackend() if workers == 1 else ProcessBackend(workers)) as running:
+        on_d, on_dp = map_both(running, _side, _other_side, blocks)
+    assert on_d == [("d", b) for b in blocks] and on_dp == [("d_prime", b) for b in blocks]
+
+
+def _slow(block):
+    import time
+
+    time.sleep(0.002)
+    return block
+
+
+def test_a_map_too_small_to_pay_for_workers_runs_in_this_process(monkeypatch):
+    """The process backend measures a block here first and sends a map to its workers only when it would take at
+    least MIN_PARALLEL_SECONDS here (no pool is started for small maps)."""
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.05)
+    with ProcessBackend(2) as running:
+        assert running.map(_slow, list(range(5))) == list(range(5))  # about 0.01 s: here
+        assert not getattr(running._pool, "_processes", None)
+        assert running.map(_slow, list(range(60))) == list(range(60))  # about 0.12 s: the workers
+        assert getattr(running._pool, "_processes", None)

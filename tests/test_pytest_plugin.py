@@ -243,3 +243,20 @@ def test_audits_stop_early_unless_the_fixed_budget_is_asked(pytester):
     fixed.assert_outcomes(passed=1)
     assert re.search(r"USED (\d+) (\w+)", fixed.stdout.str()).groups() == ("400000", "budget")
     assert "fixed budget" in fixed.stdout.str()
+
+
+FUTILITY_SUITE = """
+from plugin_sandbox_mechanisms import laplace
+
+def test_far_below(dp_audit):
+    result = dp_audit(laplace, [0.0], [1.0], epsilon=4.0, samples=400_000)
+    print(f"USED {result.samples_used} {result.stopped}")
+"""
+
+
+def test_a_test_reads_the_verdict_only_so_its_audits_also_stop_for_futility(pytester):
+    pytester.makepyfile(test_far=FUTILITY_SUITE)
+    result = run(pytester, "-s")
+    result.assert_outcomes(passed=1)
+    used, stopped = re.search(r"USED (\d+) (\w+)", result.stdout.str()).groups()
+    assert int(used) < 400_000 and stopped == "futility"

@@ -53,6 +53,9 @@ _LAZY = {
     "STANDARD_FPRS": "dpaudit.accountant.risk",
     "tpr_lower_from_tests": "dpaudit.accountant.risk",
     "guarantee_attack_risk": "dpaudit.accountant.risk",
+    "UserLevelEpsilon": "dpaudit.accountant.user_level",
+    "user_level_epsilon": "dpaudit.accountant.user_level",
+    "group_privacy_epsilon": "dpaudit.accountant.user_level",
 }
 
 __all__ = [*_LAZY, "optimal", "optimal_delta"]

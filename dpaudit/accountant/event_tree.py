@@ -15,8 +15,11 @@ registered for their type (:mod:`.registry`, :mod:`.families`); compositions and
   randomized response: the families with a k-fold ``group`` version).
 * ``BandMF(z, b, n, q, c)``: ceil(n / b) Gaussians at mu = c / z, Poisson-sampled at rate q when q < 1
   (the banded-MF sensitivity under b-min-separation and its cyclic-Poisson amplification).
-* ``UserLevel(event, k)``: each of ``event``'s leaves at its family's k-fold group change (unsampled
-  families with a ``group`` only).
+* ``UserLevel(event, k)``: each of ``event``'s unsampled leaves at its family's exact k-fold group change
+  (Gaussian, Laplace, randomized response); every other leaf (sampled steps) becomes a leaf of kind "user"
+  wrapping it (:mod:`.families.user_level`: the exact mixture for Poisson-sampled Gaussians, group privacy on
+  the RDP curve otherwise). ``PoissonSampled(q, UserLevel(event, k))`` samples users, not records: the
+  sampled leaf is the group change itself (``Gaussian(s)`` at sensitivity k, i.e. ``Gaussian(s / k)``).
 * ``RepeatAndSelect(event, mean, shape)`` becomes a leaf of kind "repeat" carrying ``event``'s own leaves
   (its Renyi-DP curve is a transform of theirs, :mod:`.families.repeat_select`).
 
@@ -108,12 +111,16 @@ def flatten(event: PrivacyEvent, count: int, relation: str, owner: str,
         grouped: Counter[Leaf] = Counter()
         for inner_leaf, count in flatten(node.event, 1, relation, owner, check).items():
             group = FAMILIES.of_kind(inner_leaf.kind).group
-            if inner_leaf.sampling is not None or group is None:
-                raise refuse(node, "user-level accounting by group privacy needs unsampled Gaussian, Laplace, "
-                                   "PureDP or RandomizedResponse events (their k-fold group change is known); "
-                                   f"got a {inner_leaf.kind!r} leaf" +
-                                   (f" under {inner_leaf.sampling} sampling" if inner_leaf.sampling else ""))
-            grouped[group(inner_leaf, k) if k > 1 else inner_leaf] += count
+            if k == 1:
+                leaf = inner_leaf
+            elif inner_leaf.sampling is None and group is not None:
+                leaf = group(inner_leaf, k)  # the exact k-fold change (sensitivity k, or k eps)
+            else:  # a sampled step (or no known group change): the user-level family decides
+                leaf = Leaf("user", float(k), inner=((inner_leaf, 1),))
+                if check is not None and check(leaf, relation) is not None:
+                    raise refuse(node, "user-level accounting (group privacy over the user's records): " +
+                                 check(leaf, relation))
+            grouped[leaf] += count
         return grouped
 
     memo: dict = {}

@@ -205,7 +205,8 @@ class RDPAccountant(AttackRiskReadouts):
             return wor_general_rdp(a, leaf.q, self._tree_curve(leaf), pure)
         from_inner = FAMILIES.of_kind(leaf.kind).rdp_from_inner
         if from_inner is not None:  # unsampled (see _check)
-            return from_inner(a, self._tree_curve(leaf)(a), leaf)
+            curve = self._tree_curve(leaf)  # its values here, callable at other orders (group privacy)
+            return from_inner(a, RDPCurve(curve(a), curve), leaf)
         scale = self._sensitivity(leaf)
         if leaf.sampling is None:
             return self._base_curve(leaf, scale)(a)

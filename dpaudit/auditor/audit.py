@@ -30,7 +30,7 @@ from .sequential import Tally, certify_in_looks
 from .result import AuditDetails, AuditResult
 from .selection_looks import pilot_futile, pilot_rows
 from .threads import one_numeric_thread
-from .backends import Progress
+from .backends import Progress, map_both
 from .sampling import (
     PHASE_CERTIFY,
     PHASE_SELECT,
@@ -117,6 +117,16 @@ def check_run(samples: Any, confidence_level: Any, seed: Any, selection_fraction
     if workers is not None:
         workers = check_positive_int(workers, "workers")
     return samples, confidence_level, seed, selection_fraction, workers
+
+
+def check_futility(stop_for_futility: Any, sequential: bool) -> bool:
+    """``stop_for_futility`` validated against ``sequential`` (a fixed-budget audit has one look: nothing to stop)."""
+    stop_for_futility = check_flag(stop_for_futility, "stop_for_futility")
+    if stop_for_futility and not sequential:
+        raise InvalidArgument("stop_for_futility", "stop_for_futility=True stops a sequential audit early when its budget "
+                                                   "cannot certify a violation; it contradicts sequential=False (one look "
+                                                   "over the whole budget): drop one of them")
+    return stop_for_futility
 
 
 def probe_run(mechanism: Callable, d: Any, d_prime: Any, seed: int, samples: int, workers: int | None,
@@ -249,9 +259,10 @@ class _Sampler:
 
     def selection(self, sizes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         blocks = range(len(sizes))
-        a = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks))
-        b = np.concatenate(self.backend.map(_DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
-                                                     self.widths), blocks))
+        on_d, on_dp = map_both(self.backend, _DrawTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths),
+                               _DrawTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes, self.widths),
+                               blocks)
+        a, b = np.concatenate(on_d), np.concatenate(on_dp)
         if a.shape[1] != b.shape[1]:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
@@ -259,20 +270,21 @@ class _Sampler:
     def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None,
                       blocks: range | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples
-        (``blocks``: the certification blocks to draw, default all of ``sizes``)."""
+        (``blocks``: the certification blocks to draw, default all of ``sizes``); only the counts cross a process
+        boundary."""
         blocks = range(len(sizes)) if blocks is None else blocks
-        under_d = self.backend.map(_CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes,
-                                              self.widths), blocks)
-        under_dp = self.backend.map(_CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width,
-                                               self.dtypes, self.widths), blocks)
+        under_d, under_dp = map_both(
+            self.backend,
+            _CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes, self.widths),
+            _CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width, self.dtypes, self.widths),
+            blocks)
         return np.array(under_d).reshape(len(blocks), -1), np.array(under_dp).reshape(len(blocks), -1)
 
     def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
         """Tail summaries (``family_tails.summarise``) of the streamed selection blocks, per input."""
-        blocks = range(len(sizes))
-        return (self.backend.map(TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths), blocks),
-                self.backend.map(TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes,
-                                         self.widths), blocks))
+        return map_both(self.backend, TailTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, self.dtypes, self.widths),
+                        TailTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, self.dtypes, self.widths),
+                        range(len(sizes)))
 
 
 TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (witness_search/family_tails.py)
@@ -298,6 +310,7 @@ def audit(
     scheduler: Any = None,
     sequential: bool = True,
     looks: Sequence[int] | None = None,
+    stop_for_futility: bool = False,
 ) -> AuditResult:
     """Certify a lower bound on ``mechanism``'s epsilon from ``samples`` runs on each of d and d_prime.
 
@@ -306,7 +319,7 @@ def audit(
         d, d_prime: an adjacent pair of inputs (both directions are examined).
         epsilon, delta: the claimed guarantee; ``violated`` is ``epsilon_lower > epsilon``.
         samples: runs per input (selection + certification): the maximum budget; a sequential audit
-            stops earlier on a certified violation or when the budget cannot certify one (``samples_used``).
+            stops earlier on a certified violation (``samples_used``), else uses it all.
         confidence_level: probability with which ``epsilon_lower`` is a true lower bound.
         seed: makes the audit reproducible (independent of ``workers`` and memory chunking).
         selection_fraction: share of the samples used to choose the witness event.
@@ -321,10 +334,14 @@ def audit(
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         keep_details: attach selection samples, the witness and per-block counts (for reports).
         sequential: certify in looks (``looks.py``: the error spent over the looks, every look's bound valid
-            at once) and stop early on a violation or for futility; False: the whole budget, one look.
+            at once) and stop early on a certified violation; False: the whole budget, one look.
         looks: samples per input (selection included) at which a sequential audit looks, increasing; the
             budget ``samples`` is always the last look (default: the certification budget halved down to
             2048, at most 12 looks).
+        stop_for_futility: a sequential audit also stops when its budget cannot certify a violation (and the
+            witness search stops at a pilot far below the claim): fewer samples for a pass, but the bound
+            reported is then that of a smaller sample. For verdict-only use (the gate, the pytest plugin); a
+            given ``witness`` is never stopped for futility. Needs ``sequential=True``.
 
     Returns:
         AuditResult with ``epsilon_lower`` (holds with probability >= confidence_level), the witness
@@ -350,6 +367,7 @@ def audit(
     certified_events = check_positive_int(certified_events, "certified_events")
     witness = _check_witness(witness, direction)
     sequential = check_flag(sequential, "sequential")
+    futility = check_futility(stop_for_futility, sequential) and witness is None  # a user's witness: its whole budget
 
     started = time.perf_counter()
     probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
@@ -358,7 +376,7 @@ def audit(
     n_certify = samples - n_select - n_stream
     plan = plan_looks(n_certify, sequential=sequential, looks=looks, samples=samples, offset=n_select + n_stream)
     select_sizes, certify_sizes = tuple(block_sizes(n_select)), plan.sizes
-    pilot = pilot_rows(n_select, pilot=sequential and looks is None)  # a pilot search first (selection_looks.py)
+    pilot = pilot_rows(n_select, pilot=futility and looks is None)  # a pilot search first (selection_looks.py)
     stream_sizes = tuple(block_sizes(n_stream))
     bar = Progress(2 * (len(select_sizes) + len(certify_sizes) + len(stream_sizes)), enabled=progress)
     backend = choose_backend(workers, 2 * samples, mechanism, (d, d_prime), bar, scheduler=scheduler)
@@ -414,7 +432,7 @@ def audit(
             return AuditResult(0.0, epsilon, delta, False, "none (the outputs did not separate the inputs)", "-", 0, 0,
                                samples, n_select + n_stream, n_certify, 0.0, 1.0, ceiling, confidence_level, seed, 1,
                                False, method, time.perf_counter() - started, warnings=tuple(warnings),
-                               samples_used=n_select + n_stream, looks=0, stopped="futility" if sequential else "budget")
+                               samples_used=n_select + n_stream, looks=0, stopped="futility" if futility else "budget")
 
         def proof(index: int, count_q: int, p_low: float) -> bool:  # epsilon = inf by the exact support oracle
             candidate = chosen[index]
@@ -423,7 +441,7 @@ def audit(
 
         witnesses, events = _tallies(chosen)
         outcome = certify_in_looks(plan, lambda blocks: draw.certification(certify_sizes, witnesses, width, blocks),
-                                   events, delta, alpha, epsilon, proof, settled=pilot_stop)
+                                   events, delta, alpha, epsilon, proof, settled=pilot_stop, futility=futility)
 
     best = outcome.best
     bound, p_low, q_high, count_p, count_q, index, proven = (best.bound, best.p_lower, best.q_upper, best.count_p,

@@ -47,9 +47,9 @@ from ..events import PrivacyEvent
 from ..guarantee import Guarantee
 from .._json import json_ready
 from ..stats import clopper_pearson_upper
-from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_run, degenerate_warning, probe_run, selection_size
+from .audit import DIRECTIONS, _check_mechanism, _Sampler, check_futility, check_run, degenerate_warning, probe_run, selection_size
 from .outcomes import shape_outcome
-from .backends import Progress
+from .backends import Progress, map_both
 from .looks import FINAL_SHARE, FUTILITY_FROM, forecast_counts, plan_looks
 from .sampling import (
     PHASE_CERTIFY,
@@ -512,6 +512,7 @@ def audit_curve(
     progress: bool | None = None,
     sequential: bool = True,
     looks: Sequence[int] | None = None,
+    stop_for_futility: bool = False,
 ) -> CurveAuditResult:
     """Certify points of ``mechanism``'s trade-off curve on (d, d_prime) and test them against ``claim``.
 
@@ -535,9 +536,12 @@ def audit_curve(
         workers: worker processes (default: all cores; 1 = in this process).
         scheduler: run the blocks on a Dask cluster (as for :func:`~dpaudit.audit`; same numbers).
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
-        sequential: certify in looks and stop early on a point below the claim or for futility (as for
+        sequential: certify in looks and stop early on a point certified below the claim (as for
             :func:`~dpaudit.audit`: ``samples`` is the maximum budget, every look's points hold at once);
             False: the whole budget, one look. ``looks``: samples per input at each look (increasing).
+        stop_for_futility: a sequential audit also stops when no point could fall below the claim at the
+            full budget (verdict-only use: the gate; the points are then those of a smaller sample). A given
+            ``witness`` is never stopped for futility. Needs ``sequential=True``.
 
     Returns:
         CurveAuditResult: ``violated``, ``mu_lower``, ``epsilon_lower``, the certified ``points``, the
@@ -562,6 +566,7 @@ def audit_curve(
         check_choice(direction, "direction", DIRECTIONS)
     resolved = resolve_claim(claim, mechanism, delta)
     sequential = check_flag(sequential, "sequential")
+    futility = check_futility(stop_for_futility, sequential) and given is None  # a user's witness: its whole budget
 
     started = time.perf_counter()
     probe, warnings, workers, scheduler = probe_run(mechanism, d, d_prime, seed, samples, workers, scheduler)
@@ -606,10 +611,10 @@ def audit_curve(
             counts_dp = np.zeros(len(unique), dtype=np.int64)
             for look, n_look in enumerate(plan.looks):
                 blocks = plan.blocks(look)
-                under_d = backend.map(_CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes,
-                                                      widths), blocks)
-                under_dp = backend.map(_CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique),
-                                                       width, dtypes, widths), blocks)
+                under_d, under_dp = map_both(
+                    backend, _CurveCountTask(mechanism, d, certify_sizes, seed, SIDE_D, tuple(unique), width, dtypes, widths),
+                    _CurveCountTask(mechanism, d_prime, certify_sizes, seed, SIDE_D_PRIME, tuple(unique), width, dtypes, widths),
+                    blocks)
                 counts_d = counts_d + np.sum(np.array(under_d).reshape(len(blocks), -1), axis=0)
                 counts_dp = counts_dp + np.sum(np.array(under_dp).reshape(len(blocks), -1), axis=0)
                 made, n_used = look + 1, n_look
@@ -622,7 +627,7 @@ def audit_curve(
                     stopped = "violation"
                     break
                 final = [share * plan.shares[-1] for share in shares]
-                if n_look >= FUTILITY_FROM * plan.looks[-1] and not any(
+                if futility and n_look >= FUTILITY_FROM * plan.looks[-1] and not any(
                         p.below_claim for p in _points(choices, final, [index_of[id(c.witness)] for c in choices],
                                                        counts_d, counts_dp, n_look, resolved, plan.looks[-1])):
                     stopped = "futility"

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_nonnegative_int, check_positive_int, check_probability
+from .._validation import check_choice, check_flag, check_nonnegative_int, check_positive_int, check_probability
 from ..errors import InvalidArgument, InvalidArgumentType
 from .._json import json_ready
-from .audit import audit
+from .audit import audit, check_futility
 from .result import AuditResult
 
 __all__ = ["statdp_query_pairs", "dataset_pairs", "search_pairs", "PairSearchResult"]
@@ -142,6 +142,7 @@ def search_pairs(
     keep_details: bool = False,
     scheduler: Any = None,
     sequential: bool = True,
+    stop_for_futility: bool = False,
 ) -> PairSearchResult:
     """Find the adjacent pair on which ``mechanism`` leaks most and certify it.
 
@@ -151,7 +152,8 @@ def search_pairs(
     ``keep_details`` keeps the certified audits' details (for report figures drawn from the same numbers
     as the tables). The screening audits
     use their whole (small) budget, so the ranking compares like with like; the certified audits are
-    sequential unless ``sequential=False`` (:func:`~dpaudit.audit`).
+    sequential unless ``sequential=False``, and stop for futility only with ``stop_for_futility=True``
+    (:func:`~dpaudit.audit`).
 
     Example:
         >>> import numpy as np
@@ -171,6 +173,7 @@ def search_pairs(
     screen_samples = check_positive_int(screen_samples, "screen_samples")
     confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
     seed = check_nonnegative_int(seed, "seed")
+    stop_for_futility = check_futility(stop_for_futility, check_flag(sequential, "sequential"))
 
     screened = []
     if top < len(pairs):
@@ -188,7 +191,7 @@ def search_pairs(
         d, d_prime = pairs[row["index"]]
         result = audit(mechanism, d, d_prime, epsilon, delta, samples, per_pair_confidence,
                        _pair_seed(seed, 2, row["index"]), workers=workers, keep_details=keep_details,
-                       scheduler=scheduler, sequential=sequential)
+                       scheduler=scheduler, sequential=sequential, stop_for_futility=stop_for_futility)
         certified.append({"index": row["index"], "epsilon_lower": result.epsilon_lower, "event": result.event})
         if best is None or result.epsilon_lower > best[0].epsilon_lower:
             best = (result, row["index"])

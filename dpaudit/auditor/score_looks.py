@@ -5,9 +5,10 @@ selection split (:func:`dpaudit.audit_scores`) on the first runs of each certifi
 order), at looks on a geometric schedule (``looks.plan_looks``: the last look holds every run, the first at
 least FIRST_RUNS), spending each bound's error over the looks as a point audit does (``looks.py``: every bound
 of every look holds together, so stopping early never overstates the confidence). It stops on a violation
-(``epsilon_lower > epsilon`` or ``mu_lower > mu``), for futility (no threshold could certify one on all the
-runs even with its error counts forecast in its favour, from the look holding FUTILITY_FROM of the runs), or
-when every run is used. Without a claim nothing can be violated: every run is used.
+(``epsilon_lower > epsilon`` or ``mu_lower > mu``), for futility when asked (no threshold could certify one on
+all the runs even with its error counts forecast in its favour, from the look holding FUTILITY_FROM of the runs),
+or when every run is used. Only streamed scores are certified in looks: ``audit_scores`` uses every score given
+unless told the scores stream in. Without a claim nothing can be violated: every run is used.
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ def _violates(points: list[CertifiedThreshold], epsilon: float | None, mu: float
 
 
 def certify_chosen(positive: np.ndarray, negative: np.ndarray, chosen: list[Chosen], error_per_bound: float,
-                   delta: float) -> list[CertifiedThreshold]:
+                   delta: float, ties: tuple[np.ndarray, np.ndarray] | None = None) -> list[CertifiedThreshold]:
     """Certify every chosen test on ``positive`` (with) and ``negative`` (without), in order, each bound at
-    ``error_per_bound`` (a tail level shares twice that between its two bounds)."""
+    ``error_per_bound`` (a tail level shares twice that between its two bounds; ``ties``: one uniform per score
+    ordering tied scores, ``score_tail_levels.break_ties``)."""
     fixed = certify_thresholds(positive, negative, [c for c in chosen if not isinstance(c, TailLevel)], error_per_bound, delta)
     points, taken = [], iter(fixed)
     for c in chosen:
-        points.append(certify_tail_level(positive, negative, c, 2.0 * error_per_bound, delta) if isinstance(c, TailLevel)
+        points.append(certify_tail_level(positive, negative, c, 2.0 * error_per_bound, delta, ties) if isinstance(c, TailLevel)
                       else next(taken))
     return points
 
@@ -83,14 +85,15 @@ def _could_violate(points: list[CertifiedThreshold], n_with: int, n_without: int
 
 
 def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list[Chosen], error_per_bound: float,
-                        delta: float, epsilon: float | None, mu: float | None, sequential: bool) -> ScoreLooks:
+                        delta: float, epsilon: float | None, mu: float | None, sequential: bool,
+                        futility: bool = False, ties: tuple[np.ndarray, np.ndarray] | None = None) -> ScoreLooks:
     """Certify ``chosen`` on prefixes of the certification scores ``positive`` (with) and ``negative`` (without).
 
     ``sequential=False`` (or no claim, or no threshold): one look on every run, exactly
     ``certify_chosen(positive, negative, chosen, error_per_bound, delta)``.
     """
     if not sequential or not chosen or (epsilon is None and mu is None):
-        return ScoreLooks(certify_chosen(positive, negative, chosen, error_per_bound, delta), positive.size, negative.size,
+        return ScoreLooks(certify_chosen(positive, negative, chosen, error_per_bound, delta, ties), positive.size, negative.size,
                           1, "budget")
     largest = max(positive.size, negative.size)
     plan = plan_looks(largest, first=FIRST_RUNS)
@@ -99,13 +102,14 @@ def certify_score_looks(positive: np.ndarray, negative: np.ndarray, chosen: list
     for look, count in enumerate(plan.looks):
         n_with = math.ceil(positive.size * count / largest)
         n_without = math.ceil(negative.size * count / largest)
-        points = certify_chosen(positive[:n_with], negative[:n_without], chosen, error_per_bound * plan.shares[look], delta)
+        points = certify_chosen(positive[:n_with], negative[:n_without], chosen, error_per_bound * plan.shares[look], delta,
+                                None if ties is None else (ties[0][:n_with], ties[1][:n_without]))
         if look == len(plan.looks) - 1:
             break
         if _violates(points, epsilon, mu):
             stopped = "violation"
             break
-        if count >= FUTILITY_FROM * largest and not _could_violate(
+        if futility and count >= FUTILITY_FROM * largest and not _could_violate(
                 points, positive.size, negative.size, error_per_bound * plan.shares[-1], delta, epsilon, mu):
             stopped = "futility"
             break

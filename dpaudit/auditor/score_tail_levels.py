@@ -14,6 +14,14 @@ the tail bound whatever t the certification scores of that side put it at. The o
 independent of t, so their count at t gets an ordinary Clopper-Pearson bound. (The same argument with every
 score negated covers the lower tail of the scores with the canary.)
 
+Tied scores (discrete scores: a count, a rounded loss) are ordered by (score, U) with U a seeded uniform per run,
+independent of everything else: the test {(score, U) above the threshold pair} is a randomised half-line, a
+post-processing of the training run, so every bound above holds for it as it stands, and with no two runs
+equal the level's threshold has exactly j tail-side runs beyond it. The tail bound is then the plain
+Clopper-Pearson bound at that threshold's own count, never a larger count's (without the uniforms a threshold
+just beyond a tied order statistic has fewer than j runs beyond it, and its bound rests on j). The selection
+split's scores are ordered the same way (its own uniforms), so the level chosen there is the level certified.
+
 The level j, which side's tail, and how the point's error is shared between its two bounds (the tail bound
 needs most of it: its count is tiny, the other count is large) are chosen on the selection split only
 (:func:`select_tail_level`), by the bound predicted at certification: the threshold predicted where the
@@ -32,7 +40,8 @@ import numpy as np
 from .._numeric import round_down
 from .tradeoff_points import CertifiedThreshold, epsilon_lower_bound, mu_lower_bound
 
-__all__ = ["TailLevel", "select_tail_level", "certify_tail_level", "level_at", "TAIL_FIT", "LEVEL_SHARES", "SIDES"]
+__all__ = ["TailLevel", "select_tail_level", "certify_tail_level", "level_at", "break_ties", "TAIL_FIT", "LEVEL_SHARES",
+           "SIDES"]
 
 #: Most selection scores of the tail side the exponential tail is fitted to (at most a twentieth of them).
 TAIL_FIT = 40
@@ -60,14 +69,29 @@ def level_at(level: TailLevel, n: int) -> int:
     return max(0, min(n - 1, math.floor((level.level + 1) * n / level.n_tail) - 1))
 
 
-def _tail_quantile(descending: np.ndarray, survival: np.ndarray) -> np.ndarray:
+def break_ties(positive: np.ndarray, negative: np.ndarray, rng: np.random.Generator | None
+               ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(positive, negative, broken): the scores as they are when no two are equal (or ``rng`` is None), else
+    their ranks in the joint order of (score, U), U a uniform from ``rng`` per score: the order of randomised
+    half-lines (module docstring), with no two runs equal."""
+    joint = np.concatenate([positive, negative])
+    if rng is None or joint.size < 2 or np.unique(joint).size == joint.size:
+        return positive, negative, False
+    order = np.lexsort((rng.random(joint.size), joint))
+    ranks = np.empty(joint.size, dtype=np.float64)
+    ranks[order] = np.arange(joint.size, dtype=np.float64)
+    return ranks[:positive.size], ranks[positive.size:], True
+
+
+def _tail_quantile(descending: np.ndarray, survival: np.ndarray, extrapolate: bool = True) -> np.ndarray:
     """The score whose survival is ``survival`` under the selection sample ``descending`` (sorted down): the
     interpolated order statistics, and beyond the k = min(TAIL_FIT, n/20) most extreme the exponential tail
-    fitted to them (mean excess over the (k+1)-th)."""
+    fitted to them (mean excess over the (k+1)-th), unless ``extrapolate`` is False (ranks of tied scores:
+    within an atom the other side's runs interleave evenly, beyond the most extreme one nothing is known)."""
     n = descending.size
     position = survival * (n + 1) - 1.0
     inside = np.interp(position, np.arange(n), descending)
-    k = min(TAIL_FIT, n // 20)
+    k = min(TAIL_FIT, n // 20) if extrapolate else 0
     if k < 2:
         return np.where(position < 0, np.inf, inside)
     base = float(descending[k])
@@ -84,16 +108,18 @@ def _sides(positive: np.ndarray, negative: np.ndarray):
 
 
 def select_tail_level(positive: np.ndarray, negative: np.ndarray, *, n_positive: int, n_negative: int,
-                      error_pair: float, delta: float) -> TailLevel | None:
+                      error_pair: float, delta: float, rng: np.random.Generator | None = None) -> TailLevel | None:
     """The tail level with the largest predicted epsilon bound, from the selection scores ``positive`` (with
     the canary) and ``negative`` (without); ``n_positive``/``n_negative`` are the certification sizes and
-    ``error_pair`` the error of the point's two bounds together. None when the selection is too small."""
+    ``error_pair`` the error of the point's two bounds together; ``rng`` breaks ties (:func:`break_ties`). None
+    when the selection is too small."""
     from scipy.stats import beta as beta_distribution
     from scipy.stats import norm
 
     from ..stats import clopper_pearson_upper
     from .witness_search.prediction import SELECTION_Z, wilson
 
+    positive, negative, broken = break_ties(positive, negative, rng)
     sizes = {"without": (n_negative, n_positive), "with": (n_positive, n_negative)}
     best: TailLevel | None = None
     for side, tail, other in _sides(positive, negative):
@@ -103,7 +129,7 @@ def select_tail_level(positive: np.ndarray, negative: np.ndarray, *, n_positive:
         levels = np.unique(np.concatenate([np.arange(8), np.geomspace(8, max(8, n_tail // 2), _LEVELS_GEOMETRIC).astype(int)]))
         levels = levels[levels < n_tail]
         survival = beta_distribution.ppf(0.5, levels + 1, n_tail - levels)
-        threshold = _tail_quantile(np.sort(tail)[::-1], survival)
+        threshold = _tail_quantile(np.sort(tail)[::-1], survival, extrapolate=not broken)
         beyond = other.size - np.searchsorted(np.sort(other), threshold, side="right")
         rate = wilson(beyond, other.size, SELECTION_Z, upper=False)
         for share in LEVEL_SHARES:
@@ -119,13 +145,22 @@ def select_tail_level(positive: np.ndarray, negative: np.ndarray, *, n_positive:
     return best
 
 
-def certify_tail_level(positive: np.ndarray, negative: np.ndarray, level: TailLevel, error_pair: float, delta: float
-                       ) -> CertifiedThreshold:
+def certify_tail_level(positive: np.ndarray, negative: np.ndarray, level: TailLevel, error_pair: float, delta: float,
+                       ties: tuple[np.ndarray, np.ndarray] | None = None) -> CertifiedThreshold:
     """Certify ``level`` on the certification scores ``positive`` (with) and ``negative`` (without), the
     level scaled to their sizes (:func:`level_at`); the half-line {score >= t} it puts t at, with the tail
-    bound at count j (module docstring) and the other bound at its count, the error shared as chosen."""
+    bound at count j (module docstring) and the other bound at its count, the error shared as chosen.
+    ``ties``: one uniform per score (positive's, negative's) ordering tied scores (a randomised half-line)."""
     from ..stats import clopper_pearson_upper
 
+    values = np.concatenate([positive, negative])
+    broken = ties is not None and np.unique(values).size < values.size
+    if broken:
+        order = np.lexsort((np.concatenate(ties), values))
+        ranks = np.empty(values.size, dtype=np.float64)
+        ranks[order] = np.arange(values.size, dtype=np.float64)
+        by_rank = values[order]  # the score of each rank
+        positive, negative = ranks[:positive.size], ranks[positive.size:]
     positive, negative = np.sort(positive), np.sort(negative)
     tail_error, other_error = error_pair * level.share, error_pair * (1.0 - level.share)
     if level.side == "without":
@@ -142,8 +177,10 @@ def certify_tail_level(positive: np.ndarray, negative: np.ndarray, level: TailLe
         count_beta = int(np.searchsorted(positive, threshold, side="left"))
         beta_u = float(clopper_pearson_upper(j, positive.size, tail_error))
         alpha_u = float(clopper_pearson_upper(count_alpha, negative.size, other_error))
+    if broken:  # the score at the threshold's rank: runs scoring it are split by their uniforms
+        threshold = float(by_rank[int(math.floor(threshold))])
     mu = float(mu_lower_bound(alpha_u, beta_u))
     return CertifiedThreshold(threshold, "epsilon", count_alpha, count_beta, int(negative.size), int(positive.size), alpha_u,
                               beta_u, error_pair / 2.0, round_down(mu) if math.isfinite(mu) else mu,
                               round_down(float(epsilon_lower_bound(alpha_u, beta_u, delta))),
-                              tail_level=j, tail_side=level.side, tail_share=level.share)
+                              tail_level=j, tail_side=level.side, tail_share=level.share, ties_broken=broken)

@@ -37,7 +37,7 @@ from .tradeoff_points import (
     epsilon_lower_bound,
     mu_lower_bound,
     predicted_thresholds,
-    split_indices,
+    split_order,
 )
 
 __all__ = [
@@ -174,19 +174,50 @@ def _tpr_at_fpr(select_pos: np.ndarray, select_neg: np.ndarray, pos: np.ndarray,
     return tuple(out)
 
 
-def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_per_bound: float, delta: float
-            ) -> list[Chosen]:
+#: Share of the runs that chooses the tests (the rest certifies them); DISCRETE_SELECTION for discrete scores.
+SELECTION_FRACTION = 0.2
+DISCRETE_SELECTION = 0.05
+
+
+#: Scores taking at most this many distinct values (on the selection split) are discrete: their half-lines are the
+#: atoms' boundaries, few enough to certify a second one.
+DISCRETE_ATOMS = 64
+
+
+def _beyond_atom(s_pos: np.ndarray, s_neg: np.ndarray, threshold: float, delta: float) -> float | None:
+    """For discrete scores, the atom boundary next to ``threshold`` on the side of its epsilon bound's smaller error
+    (the next value up when the false positives decide it, down when the false negatives do), or None. Far in the
+    tail the selection split holds a handful of runs per atom, so its predictions there are too pessimistic to pick
+    the more extreme atom on their own."""
+    values = np.unique(np.concatenate([s_pos, s_neg]))
+    if values.size > DISCRETE_ATOMS:
+        return None
+    alpha = float(np.mean(s_neg >= threshold))
+    beta = float(np.mean(s_pos < threshold))
+    up = math.log(max(1.0 - delta - beta, 1e-300)) - math.log(max(alpha, 1e-300)) >= \
+        math.log(max(1.0 - delta - alpha, 1e-300)) - math.log(max(beta, 1e-300))
+    index = int(np.searchsorted(values, threshold))
+    neighbour = index + 1 if up else index - 1
+    return float(values[neighbour]) if 0 < neighbour < values.size else None
+
+
+def _choose(s_pos: np.ndarray, s_neg: np.ndarray, n_pos: int, n_neg: int, error_per_bound: float, delta: float,
+            rng: np.random.Generator | None = None) -> list[Chosen]:
     """The tests chosen on the selection split: the half-line of the best predicted mu bound and, for epsilon,
-    the half-line or the tail level (``score_tail_levels.py``) with the larger predicted bound. When one
-    half-line is best for both (separable scores: both error counts 0), it stays alone: a second point would
-    halve the error of its bounds."""
+    the half-line or the tail level (``score_tail_levels.py``) with the larger predicted bound; for discrete scores
+    (at most DISCRETE_ATOMS values) also the next atom boundary beyond the epsilon half-line (:func:`_beyond_atom`).
+    When one half-line is best for both (separable scores: both error counts 0), it stays alone: a second point
+    would halve the error of its bounds."""
     fixed = predicted_thresholds(s_pos, s_neg, n_positive=n_pos, n_negative=n_neg, error_per_bound=error_per_bound,
                                  delta=delta)
     chosen: list[Chosen] = [(t, role) for t, role, _, _ in fixed]
     if len(fixed) < 2:
         return chosen
+    beyond = _beyond_atom(s_pos, s_neg, fixed[1][0], delta)
+    if beyond is not None:
+        return chosen + [(beyond, "epsilon")] if all(beyond != t for t, _ in chosen) else chosen
     tail = select_tail_level(s_pos, s_neg, n_positive=n_pos, n_negative=n_neg, error_pair=2.0 * error_per_bound,
-                             delta=delta)
+                             delta=delta, rng=rng)
     if tail is None or tail.predicted <= fixed[1][3]:
         return chosen
     return [chosen[0], tail]
@@ -201,9 +232,10 @@ def audit_scores(
     seed: int = 0,
     *,
     mu: float | None = None,
-    selection_fraction: float = 0.2,
+    selection_fraction: float | None = None,
     fprs: Sequence[float] = DEFAULT_FPRS,
-    sequential: bool = True,
+    sequential: bool = False,
+    stop_for_futility: bool = False,
 ) -> ScoreAuditResult:
     """Certified privacy lower bounds from one score per training run, with and without a canary.
 
@@ -221,10 +253,16 @@ def audit_scores(
         confidence_level: probability with which all reported bounds hold together.
         seed: seeds the selection split (the result is reproducible).
         mu: optionally a claimed GDP mu; then mu_lower > mu is also a violation.
-        selection_fraction: share of each array used to choose thresholds.
+        selection_fraction: share of each array used to choose thresholds (default: SELECTION_FRACTION, or
+            DISCRETE_SELECTION when its first DISCRETE_SELECTION of the runs take at most DISCRETE_ATOMS values:
+            discrete scores need few runs to find their atoms, and every run certified counts in their far tail).
         fprs: false-positive rates at which to report the TPR (with Clopper-Pearson intervals).
-        sequential: with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs (in their
-            order) and stop on a violation or for futility (``score_looks.py``; ``samples_used``); False: all runs.
+        sequential: for scores streamed in as the runs finish (both arrays in run order, of equal length):
+            with a claim (``epsilon`` or ``mu``), certify on growing prefixes of the runs and stop on a certified
+            violation (``score_looks.py``; ``samples_used``). Default False: every score given is used (runs
+            already paid for: stopping early would only throw evidence away).
+        stop_for_futility: with ``sequential=True``, also stop when the runs cannot certify a violation
+            (verdict-only use; the bounds are then those of fewer runs).
 
     Returns:
         ScoreAuditResult with ``epsilon_lower``, ``mu_lower``, ``tpr_at_fpr``, ``auroc``, ``violated``.
@@ -232,9 +270,8 @@ def audit_scores(
     Example:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
-        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5,
-        ...                  sequential=False)
-        >>> r.violated, 0.8 < r.mu_lower <= 1.0
+        >>> r = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5)
+        >>> r.violated, 0.9 < r.mu_lower <= 1.0
         (False, True)
     """
     started = time.perf_counter()
@@ -247,22 +284,40 @@ def audit_scores(
     delta = check_delta(delta, "delta")
     confidence_level = check_probability(confidence_level, "confidence_level", low_open=True, high_open=True)
     seed = check_nonnegative_int(seed, "seed")
-    selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
+    if selection_fraction is not None:
+        selection_fraction = check_probability(selection_fraction, "selection_fraction", low_open=True, high_open=True)
     if isinstance(fprs, (str, bytes)) or not isinstance(fprs, (Sequence, np.ndarray)):
         raise InvalidArgumentType("fprs", f"fprs={fprs!r} must be a sequence of false-positive rates")
     fprs = tuple(check_probability(f, "fprs", low_open=True, high_open=True) for f in fprs)
+    sequential = check_flag(sequential, "sequential")
+    futility = check_flag(stop_for_futility, "stop_for_futility")
+    if futility and not sequential:
+        raise InvalidArgument("stop_for_futility", "stop_for_futility=True stops streamed scores early; it contradicts "
+                                                   "sequential=False (every score used): drop one of them")
+    if sequential and positive.size != negative.size:
+        raise InvalidArgument("scores_without", f"sequential=True reads the scores as one stream of runs: scores_with "
+                                                f"({positive.size}) and scores_without ({negative.size}) must have "
+                                                "equal lengths")
 
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13,)))
-    sel_pos, cert_pos = split_indices(positive.size, selection_fraction, rng)
-    sel_neg, cert_neg = split_indices(negative.size, selection_fraction, rng)
+    order_pos, order_neg = rng.permutation(positive.size), rng.permutation(negative.size)
+    if selection_fraction is None:  # decided on the first runs of the selection order only: never on certification runs
+        pilot_pos, pilot_neg = (scores[split_order(scores.size, DISCRETE_SELECTION, order)[0]]
+                                for scores, order in ((positive, order_pos), (negative, order_neg)))
+        discrete = np.unique(np.concatenate([pilot_pos, pilot_neg])).size <= DISCRETE_ATOMS
+        selection_fraction = DISCRETE_SELECTION if discrete else SELECTION_FRACTION
+    sel_pos, cert_pos = split_order(positive.size, selection_fraction, order_pos)
+    sel_neg, cert_neg = split_order(negative.size, selection_fraction, order_neg)
     s_pos, c_pos, s_neg, c_neg = positive[sel_pos], positive[cert_pos], negative[sel_neg], negative[cert_neg]
 
     error = 1.0 - confidence_level
     # two points at most (best predicted mu, best predicted epsilon), two bounds each
     planned = 2
-    chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta)
+    ties = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(13, 1)))  # orders tied scores (tail levels)
+    chosen = _choose(s_pos, s_neg, c_pos.size, c_neg.size, error / (2 * planned), delta, ties)
     per_bound = error / (2 * max(1, len(chosen)))
-    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, check_flag(sequential, "sequential"))
+    looked = certify_score_looks(c_pos, c_neg, chosen, per_bound, delta, epsilon, mu, sequential, futility,
+                                 (ties.random(c_pos.size), ties.random(c_neg.size)))
     points = looked.points
     mu_lower = max([0.0] + [p.mu_bound for p in points if p.mu_bound > 0])
     best = max(points, key=lambda p: p.epsilon_bound, default=None)
@@ -291,8 +346,9 @@ def audit_scores(
     violated = (epsilon is not None and epsilon_lower > epsilon) or (mu is not None and mu_lower > mu)
     method = (f"selection {s_pos.size}+{s_neg.size} (seeded split), certification {c_pos.size}+{c_neg.size}; "
               f"{len(points)} half-line tests"
-              + (" (one at a tail level: its threshold at an order statistic of the certification scores)"
-                 if any(p.tail_level is not None for p in points) else "")
+              + (" (one at a tail level: its threshold at an order statistic of the certification scores"
+                 + ("; tied scores ordered by seeded uniforms, a randomised half-line" if any(p.ties_broken for p in points)
+                    else "") + ")" if any(p.tail_level is not None for p in points) else "")
               + f", one-sided Clopper-Pearson on both error rates, Bonferroni over {2 * len(points)} bounds")
     return ScoreAuditResult(
         epsilon_lower=epsilon_lower, mu_lower=mu_lower, epsilon=epsilon, mu=mu, delta=delta, violated=bool(violated),

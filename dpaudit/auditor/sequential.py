@@ -7,8 +7,10 @@ together with probability >= 1 - a, so the best bound over the looks made is a v
 the stopping rule). The certification stops
 
 * on a **violation**: the best bound of the look exceeds the claimed epsilon;
-* for **futility** (from a look holding FUTILITY_FROM of the budget, and once some look has certified a positive
-  bound unless the selection already judged the events far from the claim: ``settled``): no event could certify
+* for **futility**, only when asked (``futility=True``: the gate and the pytest plugin, which read the verdict
+  only; a reported bound is then the bound of a smaller sample), from a look holding FUTILITY_FROM of the budget,
+  and once some look has certified a positive
+  bound unless the selection already judged the events far from the claim (``settled``): no event could certify
   a violation at the last look even with its final counts forecast in its favour (``looks.forecast_counts``:
   under the current trend, probability <= 10%). A trend that has certified nothing is mostly noise: a correct
   mechanism at tiny epsilon stopped there would report 0, and a small leak there is one the early looks cannot
@@ -136,10 +138,12 @@ def _futile(events: Sequence[Tally], counts_d: np.ndarray, counts_dp: np.ndarray
 
 def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, np.ndarray]],
                      events: Sequence[Tally | bool], delta: float, alpha: float, epsilon: float,
-                     proof: Callable[[int, int, float], bool], settled: bool = False) -> SequentialCertification:
+                     proof: Callable[[int, int, float], bool], settled: bool = False,
+                     futility: bool = False) -> SequentialCertification:
     """Run the looks of ``plan``: ``draw(blocks)`` returns the per-block counts (blocks x witnesses) under d and
     under d_prime of those certification blocks; ``events`` (:func:`tallies`) say how each certified event reads
     them; ``alpha`` is the error of each one-sided bound at a fixed budget, spent over the looks by ``plan.shares``.
+    ``futility``: also stop for futility (else only a certified violation stops the looks before the budget);
     ``settled``: the selection judged the events far from the claim (``selection_looks.pilot_futile``), so futility
     may stop the looks before any bound is positive."""
     events = tallies(events)
@@ -164,7 +168,7 @@ def certify_in_looks(plan: LookPlan, draw: Callable[[range], tuple[np.ndarray, n
         if best.bound > epsilon:
             stopped = "violation"
             break
-        if ((best.bound > 0 or settled) and n >= FUTILITY_FROM * plan.looks[-1]
+        if (futility and (best.bound > 0 or settled) and n >= FUTILITY_FROM * plan.looks[-1]
                 and _futile(events, totals_d, totals_dp, n, plan.looks[-1], delta, alpha * plan.shares[-1], epsilon)):
             stopped = "futility"
             break

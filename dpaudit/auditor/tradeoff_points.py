@@ -43,6 +43,7 @@ __all__ = [
     "predicted_thresholds",
     "certify_thresholds",
     "split_indices",
+    "split_order",
     "GRID_THRESHOLDS",
 ]
 
@@ -92,8 +93,13 @@ def count_at_least(sorted_scores: np.ndarray, thresholds: Any) -> np.ndarray:
 def split_indices(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A random split of range(n) into selection (round(fraction n), at least 1 and at most n - 1 when
     n >= 2) and certification indices."""
+    return split_order(n, fraction, rng.permutation(n))
+
+
+def split_order(n: int, fraction: float, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`split_indices` with the random permutation ``order`` of range(n) drawn already: the first
+    round(fraction n) of it select (at least 1, at most n - 1 when n >= 2), the rest certify."""
     k = int(min(max(1, round(fraction * n)), n - 1)) if n >= 2 else 0
-    order = rng.permutation(n)
     return np.sort(order[:k]), np.sort(order[k:])
 
 
@@ -163,6 +169,7 @@ class CertifiedThreshold:
     tail_level: int | None = None  # a tail-level point (``score_tail_levels.py``): the count its tail bound rests on
     tail_side: str | None = None  # "without" (alpha_upper is the tail bound) or "with" (beta_upper is)
     tail_share: float | None = None
+    ties_broken: bool = False  # a tail level on tied scores: the scores equal to ``threshold`` split by seeded uniforms
 
     def to_dict(self) -> dict[str, Any]:
         from .._json import json_ready

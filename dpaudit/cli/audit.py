@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the blocks on a Dask cluster, e.g. tcp://host:8786 (default: $DPAUDIT_SCHEDULER; same numbers as locally)")
     p.add_argument("--fixed-budget", action="store_true",
-                   help="draw all --samples (default: certify in looks, stop early on a violation or for futility)")
+                   help="draw all --samples (default: certify in looks, stop early only on a certified violation)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS",
                    help="time limit of the whole command, imports included (default: none; an import alone at most 300 s)")

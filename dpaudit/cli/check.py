@@ -130,10 +130,19 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
 
         return replay_line(row, where)
     if kind == "score_audit":
-        state = "VIOLATED" if row["violated"] else "pass"
-        return (f"{label:<8} {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
+        failed = [visible(str(check)) for check in row.get("failed") or () if check != "audit"]
+        state = "VIOLATED" if row["violated"] else ("pass" if row.get("passed", True) else "FAILED")
+        if failed and not row.get("passed", True):
+            state += f" (failed: {', '.join(failed)})"
+        line = (f"{label:<8} {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"delta {row['delta']:g}, confidence {row['confidence_level']:.4g}, {row['runs']} "
                 f"{'canaries' if row['one_run'] else 'runs'}) {state}")
+        for check in row.get("checks") or ():  # the witnessed run's findings, each on its own line
+            if check.get("flagged"):
+                line += f"\n         {visible(str(check['name']))}: {visible(str(check['sentence']))}"
+        if "update_scale" in failed:
+            line += f"\n         update_scale: {visible(str(row.get('update_scale')))}"
+        return line + "".join(f"\n         warning: {visible(str(w))}" for w in row.get("warnings") or ())
     if "max_delta" in row and row.get("max_delta") is not None:
         return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5, 'up')} ({visible(row['method'])}) vs max "
                 f"{row['max_delta']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")

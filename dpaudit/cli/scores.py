@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise InvalidArgument("file", f"{args.file}: column {args.label_column!r}: {part.size} runs {what}; at "
                                               "least 2 of each are needed (or use --one-run)")
         result = audit_scores(data.scores_with, data.scores_without, epsilon=args.epsilon, delta=args.delta,
-                              confidence_level=args.confidence_level, seed=args.seed, sequential=not args.fixed_budget)
+                              confidence_level=args.confidence_level, seed=args.seed)
     payload = {"file": args.file, **result.to_dict()}
     emit(payload, result.summary(), args.json)
     return 1 if result.violated else 0
@@ -85,6 +85,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--score-column", default="score")
     p.add_argument("--label-column", default="included")
     p.add_argument("--fixed-budget", action="store_true",
-                   help="certify on every run (default with --epsilon: growing prefixes of the runs, stopping early)")
+                   help="kept for older scripts: every run in the file is always used")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.set_defaults(handler=_run)

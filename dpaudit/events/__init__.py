@@ -28,7 +28,7 @@ Conventions (shared by every accountant):
   amplification; add/remove, PLD). ``TruncatedSubsampledGaussian(n, q, B, z)``: a Poisson sample cut to at most
   B records (PLD, either relation). ``RepeatAndSelect(event, mean, shape)``: the best of a random number of
   runs (hyperparameter tuning; RDP). ``UserLevel(event, k)``: user-level neighbours, a user contributing at
-  most k records (group privacy). ``RandomAllocation(z, t, k)``: each record in k random steps of t (PLD upper
+  most k records (exact for unsampled and Poisson-sampled Gaussian steps, else group privacy). ``RandomAllocation(z, t, k)``: each record in k random steps of t (PLD upper
   and lower). ``BandMF(z, b, n, q, column_norm)``: DP-FTRL with a b-banded factorisation, b-min-separated or
   cyclic-Poisson (amplified) participation.
 

@@ -403,9 +403,12 @@ class RepeatAndSelect(PrivacyEvent):
 @dataclass(frozen=True)
 class UserLevel(PrivacyEvent):
     """``event`` under user-level neighbours: one user contributes at most ``max_contributions`` records, and
-    the neighbouring datasets differ in one user's records. Accounted by group privacy over the user's
-    records (Dwork & Roth 2014, Thm 2.2; for Gaussian and Laplace noise exactly: the sensitivity scales by
-    ``max_contributions``; an eps-DP step is (k eps)-DP)."""
+    the neighbouring datasets differ in one user's records. Unsampled Gaussian and Laplace steps exactly at
+    ``max_contributions`` times the sensitivity (an eps-DP step is (k eps)-DP; Dwork & Roth 2014, Thm 2.2);
+    Poisson-sampled Gaussian steps (records sampled, each of the user's independently) exactly as the mixture
+    sum_j Bin(j; k, q) N(j, sigma^2) against N(0, sigma^2) (Ganesh 2024, arXiv:2401.10294, Thm 3.1; add/remove);
+    other sampled steps by group privacy on the RDP curve (Mironov 2017, Prop. 2). Users sampled instead of
+    records: ``PoissonSampled(q, UserLevel(event, k))``."""
 
     event: PrivacyEvent
     max_contributions: int

@@ -50,6 +50,7 @@ def _run(spec: AuditSpec, alpha: float, seed: int, workers: int | None, **extra:
 
     d, d_prime = spec.pairs[0]
     extra.setdefault("sequential", spec.sequential)
+    extra.setdefault("stop_for_futility", extra["sequential"])  # the gate reads the verdict only
     return audit_curve(spec.mechanism, d, d_prime, claim=spec.claim, samples=spec.samples, confidence_level=1.0 - alpha,
                        seed=seed, delta=spec.delta, workers=workers, scheduler=False, **extra)
 

@@ -129,7 +129,7 @@ def _pair_index(pairs: tuple, pair: Any) -> int | None:
 def _run_audit(spec: AuditSpec, alpha: float, seed: int, workers: int | None, keep: bool) -> tuple[Any, Any]:
     # scheduler=False: an entry draws its blocks where it runs (a local child process or one cluster task).
     common = dict(epsilon=spec.epsilon, delta=spec.delta, samples=spec.samples, confidence_level=1.0 - alpha, workers=workers,
-                  scheduler=False, sequential=spec.sequential)
+                  scheduler=False, sequential=spec.sequential, stop_for_futility=spec.sequential)  # verdict only
     if len(spec.pairs) == 1:
         d, d_prime = spec.pairs[0]
         return audit(spec.mechanism, d, d_prime, seed=seed, keep_details=keep, **common), spec.pairs[0]

@@ -73,7 +73,8 @@ def _sections() -> tuple[Section, ...]:
             "and reported as ERROR (`check --memory-limit` overrides it)"),
         Key("sequential", "boolean", "no", _gate_default("sequential"),
             "audits certify in looks and stop early on a certified violation or when their budget cannot certify one "
-            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`)"),
+            "(`samples` is the maximum); false: every audit draws its whole budget (also `dpaudit check --fixed-budget`); "
+            "score audits always use every score in their file"),
     ))
     audit = Section("audit", True, "A privacy audit: certify a lower bound on the mechanism's epsilon and fail when it "
                     "exceeds the claim (exit code 1).", (
@@ -204,8 +205,10 @@ def _sections() -> tuple[Section, ...]:
         _TIMEOUT,
     ))
     training_audit = Section("training_audit", True, "An audit of a real training stack (Opacus): canaries planted in "
-                             "training runs of the team's own train function, scored, and certified; fails when the "
-                             "certified epsilon lower bound exceeds the claim (given, or read from the PrivacyEngine).", (
+                             "training runs of the team's own train function, scored, and certified, after one run witnessed "
+                             "without canaries (records read, noisy steps, clipping, noise: dpaudit.training.witness_run); "
+                             "fails when the certified epsilon lower bound exceeds the claim (given, or read from the "
+                             "PrivacyEngine) or another of its checks flags the stack, naming the checks.", (
         Key("name", "string", "yes", "-", "unique name of the entry"),
         Key("train", "string", "yes", "-", "`package.module:function`, `train(dataset, seed, hooks) -> model`, calling "
             "`hooks.attach(model, optimizer, privacy_engine)` after `make_private` (see the Opacus tutorial)"),

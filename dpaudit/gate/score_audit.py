@@ -119,7 +119,7 @@ def run_score_audit(spec: ScoreAuditSpec, alpha: float | None = None) -> dict[st
                 raise InvalidArgument("file", f"{spec.scores}: column {spec.label_column!r}: {part.size} runs {what}; "
                                               "at least 2 of each are needed")
         result = audit_scores(data.scores_with, data.scores_without, epsilon=spec.epsilon, delta=spec.delta,
-                              confidence_level=confidence, seed=spec.seed, sequential=spec.sequential)
+                              confidence_level=confidence, seed=spec.seed)  # every score in the file
     return score_audit_row(spec, result, confidence, time.perf_counter() - started)
 
 

@@ -14,10 +14,15 @@ gradient_norm_factor = 1.0       # Dirac canary gradient norm, in clipping norms
 workers = 1                      # processes training runs
 timeout = 600
 ```
-The entry fails (exit 1) when the certified epsilon lower bound exceeds the claim or, with the white-box
-preset, when the update-scale check rejects the declared noise (the released updates' noise is not sigma C
-after the declared divisor, or depends on the realised batch size; the entry's false-alarm share is split
-evenly between the two checks); a training stack that
+The entry first witnesses one run without canaries (:func:`dpaudit.training.witness_run`: which records are
+read and when, how often each is in a step, the noisy steps against the claim's, any update no noisy step
+made, each example's clipped norm, the noise's level and independence). It fails (exit 1) when a witness
+check flags, when the certified epsilon lower bound exceeds the claim or, with the white-box preset, when
+the update-scale check rejects the declared noise (the released updates' noise is not sigma C after the
+declared divisor, or depends on the realised batch size). The entry's false-alarm share is split evenly
+over the statistical checks (the audit, the update-scale check, the witness's three); a deterministic
+witness finding spends none. Its row names the checks that failed (``failed``) and lists every check
+(``checks``). A training stack that
 cannot run (torch or opacus missing, a model Opacus refuses, canaries that do not fit) is an entry that
 could not be completed (exit 3). Its row joins the score-audit rows of every report format (it is scored
 the same way), with ``entry = "training_audit"``, the train function as its source, the threat model and
@@ -99,10 +104,10 @@ def parse_training_audit(path: str, index: int, table: Any, settings: Any) -> Tr
 def run_training_audit(spec: TrainingAuditSpec, alpha: float | None = None) -> dict[str, Any]:
     """Import the stack, train with canaries, audit; ``alpha`` (if given) replaces 1 - confidence_level."""
     from .._loading import load_object
-    from ..training import audit_opacus, split_false_alarm
+    from ..training import audit_opacus
 
     started = time.perf_counter()
-    confidence, update_rate = split_false_alarm(spec.canary, 1.0 - spec.confidence_level if alpha is None else alpha)
+    share = 1.0 - spec.confidence_level if alpha is None else alpha
     train = load_object(spec.train, "train", spec.base)
     dataset = load_object(spec.dataset, "dataset", spec.base)
     if callable(dataset) and not hasattr(dataset, "__getitem__"):
@@ -112,17 +117,19 @@ def run_training_audit(spec: TrainingAuditSpec, alpha: float | None = None) -> d
             warnings.filterwarnings("ignore", message=note)
         result = audit_opacus(train, dataset=dataset, canary=spec.canary, runs=spec.runs, canaries=spec.canaries,
                               num_classes=spec.num_classes, gradient_norm_factor=spec.gradient_norm_factor,
-                              claim=spec.epsilon, delta=spec.delta, confidence_level=confidence, seed=spec.seed,
-                              workers=spec.workers, false_alarm_rate=update_rate)
+                              claim=spec.epsilon, delta=spec.delta, confidence_level=1.0 - share, seed=spec.seed,
+                              workers=spec.workers, false_alarm_rate=share)
     opacus = "" if result.epsilon_opacus is None else f"; Opacus reports {result.epsilon_opacus:.4g}"
     scale = result.update_scale
     return {"name": spec.name, "kind": "score_audit", "entry": "training_audit", "passed": not result.flagged,
             "status": "FAILED" if result.flagged else "PASSED", "file": spec.train, "one_run": spec.one_run,
             "epsilon": result.epsilon_upper, "delta": spec.delta, "epsilon_lower": result.epsilon_lower,
-            "mu_lower": result.mu_lower, "violated": result.violated, "confidence_level": confidence,
+            "mu_lower": result.mu_lower, "violated": result.violated, "confidence_level": result.confidence_level,
             "runs": result.canaries if spec.one_run else result.runs,
             "method": f"{result.preset} canaries, {result.mode}: {result.audit.get('method', '')}",
             "claim": f"{result.claim_source}{opacus}", "threat_model": result.threat_model, "sampling": result.sampling,
             "epsilon_opacus": result.epsilon_opacus, "seconds": time.perf_counter() - started, "source": spec.train,
             "update_scale": None if scale is None else ("FLAGGED" if scale.violated else "as declared")
-            + f" (p = {scale.p_value:.3g}, noise scale {scale.noise_scale:.4f} of the declared)"}
+            + f" (p = {scale.p_value:.3g}, noise scale {scale.noise_scale:.4f} of the declared)",
+            "failed": list(result.failed), "checks": [check.to_dict() for check in result.checks],
+            "warnings": list(result.warnings)}

@@ -20,7 +20,7 @@ from ..errors import InvalidArgument, InvalidArgumentType
 from ..events import PrivacyEvent
 from .attribution import replay_pair
 from .hooks import instrumented
-from .privacy import event_curve, exceeds_claim, exceeds_curve
+from .privacy import event_curve, exceeds_claim, exceeds_claim_bracket, exceeds_curve, exceeds_curve_bracket
 from .result import DECIDED, DIVERGES, ReplayResult
 from .runs import UninstrumentableMechanism, run_once
 
@@ -31,7 +31,8 @@ DEFAULT_SEEDS: int = 3
 
 
 def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[str, Any], Any]:
-    """The claim as a dict for reports and a judge(laplace, mu, discrete) -> (violated, lower, upper)."""
+    """The claim as a dict for reports and a judge(laplace, mu, discrete, bracket=None) -> (violated, lower, upper);
+    ``bracket``: the pair's epsilon bracket as a function of delta, instead of the shift's event."""
     if event is not None and epsilon is not None:
         raise InvalidArgument("event", "give epsilon= (with delta=) or event=, not both")
     if event is not None:
@@ -40,9 +41,12 @@ def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[s
 
         curve = event_curve(event)
 
-        def judge_event(laplace: np.ndarray, mu: float, discrete: Any = ()) -> tuple[bool, float, float]:
-            violated, bracket = exceeds_curve(laplace, mu, curve, discrete)
-            return violated, bracket.lower, bracket.upper
+        def judge_event(laplace: np.ndarray, mu: float, discrete: Any = (), bracket: Any = None) -> tuple[bool, float, float]:
+            if bracket is not None:
+                violated, found = exceeds_curve_bracket(bracket, curve)
+            else:
+                violated, found = exceeds_curve(laplace, mu, curve, discrete)
+            return violated, found.lower, found.upper
 
         return {"event": repr(event)}, judge_event
     if epsilon is None:
@@ -54,9 +58,12 @@ def _claim(mechanism: Any, epsilon: Any, delta: Any, event: Any) -> tuple[dict[s
     epsilon = check_epsilon(epsilon, "epsilon")
     delta = check_delta(0.0 if delta is None else delta, "delta")
 
-    def judge(laplace: np.ndarray, mu: float, discrete: Any = ()) -> tuple[bool, float, float]:
-        violated, bracket = exceeds_claim(laplace, mu, epsilon, delta, discrete)
-        return violated, bracket.lower, bracket.upper
+    def judge(laplace: np.ndarray, mu: float, discrete: Any = (), bracket: Any = None) -> tuple[bool, float, float]:
+        if bracket is not None:  # the pair's own bracket, delta -> ShiftPrivacy (noises summed on one output)
+            violated, found = exceeds_claim_bracket(bracket, epsilon, delta)
+        else:
+            violated, found = exceeds_claim(laplace, mu, epsilon, delta, discrete)
+        return violated, found.lower, found.upper
 
     return {"epsilon": epsilon, "delta": delta}, judge
 

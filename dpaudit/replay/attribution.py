@@ -18,6 +18,15 @@ are the noise primitives' standardised values and w everything else drawn:
    one noise element alone (Gaussian: the exact image covariance); a shift outside the range of P (the
    outputs move where no noise reaches) gives epsilon = inf, assuming the affine model checked with
    perturbations up to :data:`PROBE_SCALES` standard units holds everywhere.
+
+Noise the replay cannot move is never taken for noise: noise drawn from a generator the mechanism seeds itself
+(``default_rng(12345)``, the global state after ``np.random.seed(0)``) is the same under every seed, and noise
+drawn but not reaching the outputs (multiplied by zero, discarded) leaves them unchanged at every perturbation,
+up to :data:`EXTREME_PERTURBATION` standard units. When the outputs then stay the same under every seed and move
+between d and d', the mechanism is deterministic on the pair as observed: epsilon = inf, a finding; otherwise
+the pair is undecided with the reason. Several noises reaching one output (Laplace plus Gaussian) are bracketed
+from the exact law of their sum (``privacy.laplace_gaussian_lower``) and, on a single output, above by either
+noise alone; a bracket [0, inf] decides nothing and is undecided.
 """
 
 from __future__ import annotations
@@ -29,11 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from .recording import DISCRETE_FAMILIES, Draw
+from .privacy import ShiftPrivacy, laplace_gaussian_lower, shift_privacy
+from .recording import DISCRETE_FAMILIES, Draw, seeded_inside
 from .result import DECIDED, DIVERGES, UNDECIDED, DrawShift, PairReplay
 from .runs import Run, first_difference, run_once
 
-__all__ = ["replay_pair", "PROBE_SCALES", "MAX_NOISE_ELEMENTS", "FROZEN_SWAPS", "Claim"]
+__all__ = ["replay_pair", "PROBE_SCALES", "MAX_NOISE_ELEMENTS", "FROZEN_SWAPS", "EXTREME_PERTURBATION", "Claim"]
 
 #: Magnitudes (standard units) of the random noise perturbations that check the affine model.
 PROBE_SCALES: tuple[float, ...] = (1.0, 30.0, 1000.0)
@@ -41,6 +51,9 @@ PROBE_SCALES: tuple[float, ...] = (1.0, 30.0, 1000.0)
 FROZEN_SWAPS: int = 32
 #: Pairs whose runs draw more noise elements than this are not attributed (one run per element).
 MAX_NOISE_ELEMENTS: int = 256
+#: Standard units of the perturbation that must leave the outputs unchanged before noise is called unused (a
+#: selection among outputs, report noisy max with a clear winner, flips long before).
+EXTREME_PERTURBATION: float = 1e12
 #: Relative tolerance of float comparisons of outputs.
 _RELATIVE = 1e-9
 
@@ -123,6 +136,15 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
     if frozen is not None:
         return done(UNDECIDED, reason=frozen, **norms)
     moves = bool(np.any(np.abs(shift) > tolerance))
+    fixed_outputs = _fixed(base) and _fixed(other)
+    inside = _fixed_noise(base)
+    if inside:
+        why = (f"the noise {inside[0].describe()} comes from a generator seeded inside the mechanism: it is the same "
+               "under every seed, whatever randomness the mechanism is handed")
+        if fixed_outputs and moves:
+            return _deterministic(done, judge, why + f"; the outputs stayed the same under {len(seeds)} seeds and "
+                                                   "differ between d and d'", len(seeds), norms)
+        return done(UNDECIDED, reason=why + " (seed it from the rng argument): the replay cannot move it", **norms)
     primitives = base[0].primitives
     elements = sum(draw.elements for draw in primitives)
     if elements == 0:
@@ -181,7 +203,52 @@ def replay_pair(mechanism: Any, d: Any, d_prime: Any, seeds: Sequence[int], judg
                 return done(UNDECIDED, reason="the outputs under other seeds are not the noise map applied to their "
                                               "noise: the output is not affine in the noise (a selection or "
                                               "comparison)", **norms)
+    if not np.any(np.abs(matrix) > _RELATIVE * (1.0 + np.abs(matrix).max())) and fixed_outputs and moves and \
+            _never_reached(mechanism, ((d, base[0]), (d_prime, other[0])), seeds[0], primitives, generator):
+        return _deterministic(done, judge, f"the noise drawn ({primitives[0].describe()}{', ...' if len(primitives) > 1 else ''}) "
+                                           f"never reaches the outputs (unchanged up to {EXTREME_PERTURBATION:g} standard "
+                                           f"units: multiplied by zero or discarded); the outputs stayed the same under "
+                                           f"{len(seeds)} seeds and differ between d and d'", len(seeds), norms)
     return _attribute(done, matrix, shift, tolerance, primitives, judge, norms)
+
+
+def _fixed_noise(runs: Sequence[Run]) -> list[Draw]:
+    """The noise draws of a generator the mechanism seeded itself whose values are the same under every seed (a
+    generator seeded from the rng it is handed changes with it, and is replayed as any other)."""
+    fixed = []
+    for draw in runs[0].primitives:
+        if seeded_inside(draw) and all(other.draws[draw.index].value is not None and np.array_equal(
+                other.draws[draw.index].value, draw.value, equal_nan=True) for other in runs[1:]):
+            fixed.append(draw)
+    return fixed
+
+
+def _fixed(runs: Sequence[Run]) -> bool:
+    """Whether every run gave the first run's outputs (the outputs do not change with the seed)."""
+    return all(_equal_nan(run.outputs, runs[0].outputs) and not np.any(
+        np.abs(_difference(run.outputs, runs[0].outputs)) > _tolerance(run.outputs, runs[0].outputs)) for run in runs[1:])
+
+
+def _never_reached(mechanism: Any, references: Sequence[tuple[Any, Run]], seed: int, primitives: Sequence[Draw],
+                   generator: np.random.Generator) -> bool:
+    """Whether moving every noise element by EXTREME_PERTURBATION standard units (random signs) leaves the draws and
+    the outputs of each reference run unchanged."""
+    elements = sum(draw.elements for draw in primitives)
+    vector = np.where(generator.random(elements) < 0.5, -1.0, 1.0) * EXTREME_PERTURBATION
+    for data, reference in references:
+        probe = run_once(mechanism, data, seed, _split(reference.primitives, vector))
+        if probe.signature != reference.signature or not _equal_nan(probe.outputs, reference.outputs) or np.any(
+                np.abs(_difference(probe.outputs, reference.outputs)) > _tolerance(probe.outputs, reference.outputs)):
+            return False
+    return True
+
+
+def _deterministic(done: Any, judge: Any, reason: str, seeds: int, norms: dict[str, float]) -> PairReplay:
+    """A finding: the outputs are fixed per input and differ between d and d' (epsilon = inf)."""
+    violated, lower, upper = judge(np.array([math.inf]), 0.0, ())
+    return done(DECIDED, reason=reason, laplace_shift=math.inf, gaussian_mu=0.0, epsilon_lower=lower,
+                epsilon_upper=upper, violated=violated,
+                bound=f"assumes the outputs are fixed per input, as on the {seeds} seeds replayed", **norms)
 
 
 def _standard_noise(run: Run) -> np.ndarray:
@@ -261,11 +328,29 @@ def _attribute(done: Any, matrix: np.ndarray, shift: np.ndarray, tolerance: np.n
         return done(DECIDED, reason="integer noise moved by a fraction of a step: the outputs on d and d' lie on "
                                     "different grids", laplace_shift=math.inf, gaussian_mu=0.0, epsilon_lower=lower,
                     epsilon_upper=upper, violated=violated, bound=bound, **norms)
-    violated, lower, upper = judge(laplace, mu, integer_events)
+    summed = [] if bound == "exact" else _summed_noise_rows(moved, families[used], shift, tolerance)
+    if summed:  # noises summed on one output: the exact law of the sum below, either noise alone above
+        single_output = matrix.shape[0] == 1 and bool(np.all(np.isin(families[used], ("laplace", "gaussian"))))
+        bound += "; the outputs carrying one Laplace and Gaussian noise: the exact law of their sum (half-lines)"
+
+        def bracket(delta: float) -> ShiftPrivacy:
+            lower = max([shift_privacy(laplace, mu, delta, integer_events).lower]
+                        + [laplace_gaussian_lower(b, sigma, moved_by, delta) for b, sigma, moved_by in summed])
+            upper = _either_noise_upper(moved[0], families[used], float(shift[0]), delta) if single_output else math.inf
+            return ShiftPrivacy(delta, lower, max(upper, lower))
+
+        violated, lower, upper = judge(laplace, mu, integer_events, bracket=bracket)
+        if single_output:
+            bound = "the exact law of the noises' sum below (half-lines), either noise alone above"
+    else:
+        violated, lower, upper = judge(laplace, mu, integer_events)
     if not used.all():
         bound += "; assumes the noise draws that do not move the outputs are unused"
-    if bound != "exact":
+    if bound != "exact" and not (summed and single_output and used.all()):
         upper = math.inf
+    if lower <= 0.0 and math.isinf(upper):
+        return done(UNDECIDED, reason="the shift could not be bracketed: no output carries a noise the replay can "
+                                      "read alone or as a Laplace and Gaussian sum (epsilon in [0, inf])", **norms)
     shifts, start = [], 0
     for draw in primitives:
         part = noise_shift[start:start + draw.elements]
@@ -299,6 +384,36 @@ def _integer_shifts(noise_shift: np.ndarray, families: np.ndarray,
             kind = DiscreteLaplace if families[index] == "discrete_laplace" else DiscreteGaussian
             events.append(kind(float(scales[index]), abs(int(rounded))))
     return tuple(events), False
+
+
+def _summed_noise_rows(matrix: np.ndarray, families: np.ndarray, shift: np.ndarray,
+                       tolerance: np.ndarray) -> list[tuple[float, float, float]]:
+    """(Laplace scale, Gaussian sigma, shift) of every moving output that carries exactly one Laplace element and some
+    Gaussian ones (their sum: one Gaussian) and nothing else, in output units: its law is Laplace plus Gaussian."""
+    rows = []
+    scale = np.abs(matrix).max()
+    for row in range(matrix.shape[0]):
+        nonzero = np.flatnonzero(np.abs(matrix[row]) > _RELATIVE * (1.0 + scale))
+        kinds = families[nonzero]
+        if abs(shift[row]) <= tolerance[row] or np.count_nonzero(kinds == "laplace") != 1 or not np.all(
+                np.isin(kinds, ("laplace", "gaussian"))) or np.count_nonzero(kinds == "gaussian") == 0:
+            continue
+        b = float(np.abs(matrix[row, nonzero[kinds == "laplace"]]).sum())
+        sigma = float(np.linalg.norm(matrix[row, nonzero[kinds == "gaussian"]]))
+        rows.append((b, sigma, float(shift[row])))
+    return rows
+
+
+def _either_noise_upper(row: np.ndarray, families: np.ndarray, shift: float, delta: float) -> float:
+    """An upper bound on the epsilon at ``delta`` of one output c + sum_j row_j z_j moved by ``shift``: the output is
+    a post-processing of the noise vector, and moving one Laplace element by shift / row_j (or the Gaussian ones
+    together, by the least norm) realises the shift, so each such move's epsilon bounds the pair's."""
+    uppers = [shift_privacy(np.array([shift / coefficient]), 0.0, delta).upper
+              for coefficient in row[(families == "laplace") & (row != 0)]]
+    gaussian = float(np.linalg.norm(row[families == "gaussian"]))
+    if gaussian > 0:
+        uppers.append(shift_privacy(np.zeros(0), abs(shift) / gaussian, delta).upper)
+    return min(uppers, default=math.inf)
 
 
 def _single_noise_rows(matrix: np.ndarray, shift: np.ndarray, tolerance: np.ndarray) -> np.ndarray:

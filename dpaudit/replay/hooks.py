@@ -3,9 +3,11 @@
 While :func:`instrumented` is active, a run started with :func:`active_run` also logs
 
 - the legacy module-level functions of ``numpy.random`` (``np.random.laplace``, ``normal``, ``rand``,
-  ``randint``, ...; ``np.random.seed`` is logged and ignored), served from the run's generator;
+  ``randint``, ...), served from the run's generator; ``np.random.seed(s)`` is logged and, as in numpy, fixes
+  the global draws after it: they come from a generator seeded by s, marked seeded inside the mechanism;
 - ``numpy.random.default_rng()``: a generator the mechanism creates logs into the same run (seeded
-  deterministically from the run when no seed is given);
+  deterministically from the run when no seed is given; given a seed, its draws are marked seeded inside the
+  mechanism: they ignore the run's seed);
 - dpaudit's own samplers ``dpaudit.mechanisms._noise.laplace`` and ``normal`` (the library's mechanisms
   draw Laplace noise as exponential times random signs: the sampler, not its parts, is the primitive);
 - diffprivlib's ``Laplace.randomise`` and ``Gaussian.randomise`` (also ``GaussianAnalytic``), and the
@@ -22,13 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from ..mechanisms import _noise
-from .recording import Recorder, RecordingGenerator, generator_draw
+from .recording import SEEDED_INSIDE, Recorder, RecordingGenerator, generator_draw
 
 __all__ = ["instrumented", "active_run"]
 
@@ -84,7 +87,15 @@ def _seed_function(original: Callable[..., Any]) -> Callable[..., Any]:
     def seed(*args: Any, **kwargs: Any) -> None:
         if not _current:
             return original(*args, **kwargs)
-        _current[-1][0].call("numpy.random", "seed", lambda **_: None, {}, None)
+        recorder = _current[-1][0]
+        recorder.call("numpy.random", "seed", lambda **_: None, {}, None)
+        value = args[0] if args else kwargs.get("seed")
+        if value is not None:  # the global state reset to a fixed seed: its draws no longer follow the run's seed
+            try:
+                generator = RecordingGenerator(recorder, value, seeded_inside=True)
+            except (TypeError, ValueError):
+                generator = RecordingGenerator(recorder, zlib.crc32(repr(value).encode()), seeded_inside=True)
+            _current[-1] = (recorder, generator)
         return None
 
     return seed
@@ -95,7 +106,9 @@ def _default_rng_function(original: Callable[..., Any]) -> Callable[..., Any]:
         if not _current or isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
             return original(seed)
         recorder = _current[-1][0]
-        return RecordingGenerator(recorder, recorder.child_seed() if seed is None else seed)
+        if seed is None:
+            return RecordingGenerator(recorder, recorder.child_seed())
+        return RecordingGenerator(recorder, seed, seeded_inside=True)  # its draws ignore the run's seed
 
     return default_rng
 
@@ -104,7 +117,8 @@ def _library_sampler(family: str, original: Callable[..., Any]) -> Callable[...,
     def sampler(rng: np.random.Generator, scale: float, shape: Any) -> np.ndarray:
         if not isinstance(rng, RecordingGenerator):
             return original(rng, scale, shape)
-        return rng.recorder.call("dpaudit", original.__name__, lambda **_: original(rng, scale, shape),
+        source = "dpaudit" + (SEEDED_INSIDE if rng.seeded_inside else "")
+        return rng.recorder.call(source, original.__name__, lambda **_: original(rng, scale, shape),
                                  {"scale": scale, "size": shape}, (family, 0.0, scale))
 
     sampler.__name__ = original.__name__

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Draw", "Recorder", "RecordingGenerator", "NOISE_FAMILIES", "DISCRETE_FAMILIES", "GENERATOR_PRIMITIVES",
-           "generator_draw",
+           "generator_draw", "SEEDED_INSIDE", "seeded_inside",
            "primitive_parameters", "bind_arguments"]
 
 #: Noise families the replay can attribute a shift to. Continuous ones are moved in standard units
@@ -39,6 +39,16 @@ GENERATOR_PRIMITIVES: dict[str, tuple[str, str | None, str | None]] = {
     "normal": ("gaussian", "loc", "scale"),
     "standard_normal": ("gaussian", None, None),
 }
+
+#: Appended to the source of a draw from a generator the mechanism seeded itself (``default_rng(12345)``, the
+#: global state after ``np.random.seed(0)``): its values do not depend on the generator the replay hands it.
+SEEDED_INSIDE = " (seeded inside the mechanism)"
+
+
+def seeded_inside(draw: Draw) -> bool:
+    """Whether ``draw`` came from a generator the mechanism seeded itself."""
+    return draw.source.endswith(SEEDED_INSIDE)
+
 
 #: Public sampling methods of ``numpy.random.Generator`` that are logged (everything that draws).
 _SAMPLING_METHODS: tuple[str, ...] = tuple(
@@ -183,6 +193,8 @@ def generator_draw(recorder: Recorder, generator: np.random.Generator, source: s
                    args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Draw ``generator.method(*args, **kwargs)`` through the base Generator method, logged in ``recorder``."""
     base = getattr(np.random.Generator, method)
+    if getattr(generator, "seeded_inside", False):
+        source += SEEDED_INSIDE
     if method in _SIGNATURES:
         arguments = bind_arguments(method, args, kwargs)
         return recorder.call(source, method, lambda **kw: base(generator, **kw), arguments,
@@ -219,9 +231,10 @@ class RecordingGenerator(np.random.Generator):
         True
     """
 
-    def __init__(self, recorder: Recorder, seed: Any = None) -> None:
+    def __init__(self, recorder: Recorder, seed: Any = None, *, seeded_inside: bool = False) -> None:
         super().__init__(np.random.PCG64(recorder.seed if seed is None else seed))
         self._recorder = recorder
+        self.seeded_inside = seeded_inside  # seeded by the mechanism itself: its draws ignore the run's seed
 
     @property
     def recorder(self) -> Recorder:
@@ -230,7 +243,7 @@ class RecordingGenerator(np.random.Generator):
     def spawn(self, n_children: int) -> list[np.random.Generator]:
         """Children that log into the same recorder (their streams are the parent's spawned ones)."""
         children = self.bit_generator.seed_seq.spawn(n_children)
-        return [RecordingGenerator(self._recorder, child) for child in children]
+        return [RecordingGenerator(self._recorder, child, seeded_inside=self.seeded_inside) for child in children]
 
     def __reduce__(self) -> Any:  # a recorder is per run: copies are plain generators with the same state
         generator = np.random.Generator(np.random.PCG64())

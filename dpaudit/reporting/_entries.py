@@ -112,9 +112,14 @@ def risk_detail(check: dict[str, Any]) -> str:
 
 
 def score_state(row: dict[str, Any]) -> str:
-    """The verdict word of a completed score-audit row: a violation, a training stack whose update-scale check
-    alone flagged it, or a pass."""
-    return "VIOLATED" if row.get("violated") else ("UPDATE SCALE FLAGGED" if not row["passed"] else "pass")
+    """The verdict word of a completed score-audit row: a violation, a training stack flagged by another of its
+    checks (named: the update-scale check, a check of the witnessed run), or a pass."""
+    if row.get("violated"):
+        return "VIOLATED"
+    if row["passed"]:
+        return "pass"
+    failed = [str(name) for name in row.get("failed") or () if name != "audit"]
+    return f"FLAGGED ({', '.join(failed)})" if failed else "UPDATE SCALE FLAGGED"
 
 
 def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
@@ -128,6 +133,10 @@ def _score_audit(row: dict[str, Any]) -> tuple[str, str, list[str]]:
         details.append(f"method: {row['method']}")
     if row.get("update_scale"):
         details.append(f"update-scale check: {row['update_scale']}")
+    for check in row.get("checks") or ():  # every check of the witnessed run
+        verdict_word = "FLAGGED" if check.get("flagged") else ("pass" if check.get("tested", True) else "not tested")
+        details.append(f"witness {check.get('name')}: {verdict_word}: {check.get('sentence')}")
+    details += [f"warning: {w}" for w in row.get("warnings") or ()]
     return ("passed" if row["passed"] else "failed"), verdict, details
 
 

@@ -119,7 +119,10 @@ def _write(result: Any, out: Path) -> None:
                          f"{_cell(row['mu_lower']) if row.get('mu_lower') is not None else '-'} | "
                          f"{row['confidence_level']:.4g} | {verdict_cell} |")
         lines.append("")
-    warned = [(row["name"], w) for row in result.audits for w in (row.get("warnings") or ())]
+        checks = [(row["name"], check) for row in score_rows for check in row.get("checks") or ()]  # witnessed runs
+        lines += [f"- {_t(name)}: `{_t(check['name'])}` {'FLAGGED' if check['flagged'] else 'pass'}: {_t(check['sentence'])}"
+                  for name, check in checks] + ([""] if checks else [])
+    warned = [(row["name"], w) for row in (*result.audits, *score_rows) for w in (row.get("warnings") or ())]
     if warned:
         lines += ["## Warnings", "", *[f"- **{_t(name)}**: {_t(warning)}" for name, warning in warned], ""]
     replay_rows = getattr(result, "replays", None) or []

@@ -7,6 +7,8 @@ the claim read from the engine.
 * :func:`audit_opacus`, :func:`audit_training`: canary presets, many-run and one-run audits, results with
   the certified lower bound, the claimed upper bound and the threat model side by side;
 * :func:`check_update_scale`: the released updates' noise as declared, whatever the realised batch size;
+* :func:`witness_run`: one run, no canaries, every parameter of the claim (reads, steps, clipping, noise)
+  witnessed by a data ledger and an update ledger;
 * :class:`TrainingMechanism`: a training stack as an auditor mechanism (``audit_curve``, ``audit``).
 
 torch and opacus (the ``opacus`` extra) are imported only by the functions that train.
@@ -38,6 +40,9 @@ _LAZY = {
     "TrainingTarget": "dpaudit.training.protocol",
     "OpacusTraining": "dpaudit.training.opacus_training",
     "OpacusHooks": "dpaudit.training.opacus_hooks",
+    "witness_run": "dpaudit.training.ledger",
+    "WitnessResult": "dpaudit.training.ledger",
+    "WitnessCheck": "dpaudit.training.ledger",
 }
 
 __all__ = list(_LAZY)

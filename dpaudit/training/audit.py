@@ -38,7 +38,8 @@ from .canaries import PRESETS, Canaries, as_numpy, canary_seed_sequence, make_ca
 from .engine import SAMPLING_ASSUMPTION, claim_from_opacus, history_of
 from .protocol import RunOutcome, TrainingTarget, draw_runs, many_run_masks, run_seed
 
-__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "opacus_target", "perfect_guess_epsilon"]
+__all__ = ["TrainingAuditResult", "audit_training", "audit_opacus", "opacus_target", "perfect_guess_epsilon",
+           "split_false_alarm", "statistical_checks"]
 
 
 def _plain(value: Any) -> Any:
@@ -85,17 +86,32 @@ class TrainingAuditResult:
     seconds: float
     warnings: tuple[str, ...] = ()
     update_scale: Any = None  # UpdateScaleCheck of white-box audits (None for black-box presets)
+    checks: tuple[Any, ...] = ()  # the witness's WitnessChecks (dpaudit.training.ledger), run first
+    false_alarm_rate: float | None = None  # of ``flagged``, split evenly over the statistical checks
 
     @property
     def flagged(self) -> bool:
-        """A privacy finding of either check: ``violated`` (epsilon_lower above the claim) or the update-scale
-        check (white-box presets) rejecting the declared noise. Its false-alarm rate is at most the sum of the
-        two checks' rates: callers holding a budget split it (the gate and the pytest plugin give each half)."""
-        return bool(self.violated or (self.update_scale is not None and self.update_scale.violated))
+        """A privacy finding of any check: ``violated`` (epsilon_lower above the claim), the update-scale check
+        (white-box presets) rejecting the declared noise, or a check of the witnessed run. A correct stack is
+        flagged with probability at most ``false_alarm_rate``: deterministic witness checks cannot flag it,
+        and the rate is split evenly over the statistical ones (the audit, the update-scale check and the
+        witness's three)."""
+        return bool(self.violated or (self.update_scale is not None and self.update_scale.violated)
+                    or any(c.flagged for c in self.checks))
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The names of the checks that flagged: ``audit`` (violated), ``update_scale`` and the witness's."""
+        names = ["audit"] if self.violated else []
+        if self.update_scale is not None and self.update_scale.violated:
+            names.append("update_scale")
+        return tuple(names + [c.name for c in self.checks if c.flagged])
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["flagged"] = self.flagged
+        data["failed"] = list(self.failed)
+        data["checks"] = [c.to_dict() for c in self.checks]
         data["update_scale"] = None if self.update_scale is None else self.update_scale.to_dict()
         data["bounds"] = {"epsilon_lower": "lower bound (certified)", "epsilon_upper": "upper bound (claimed)"}
         return _plain(data)
@@ -112,20 +128,33 @@ class TrainingAuditResult:
                  f"  sampling assumption: {self.sampling}"]
         if self.update_scale is not None:
             lines += ["  " + line for line in self.update_scale.summary().splitlines()]
+        if self.checks:
+            lines.append("  witnessed run (one run, no canaries):")
+            lines += [f"    {c.line()}" for c in self.checks]
+        if self.false_alarm_rate is not None:
+            lines.append(f"  flagged: {'YES (' + ', '.join(self.failed) + ')' if self.flagged else 'no'} (false-alarm "
+                         f"rate {self.false_alarm_rate:g})")
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
-def split_false_alarm(canary: str, share: float) -> tuple[float, float]:
-    """(confidence_level, false_alarm_rate) for a training audit whose ``flagged`` must hold a false-alarm
-    ``share``: a white-box preset runs two checks (the audit and the update-scale check), each at half the
-    share; a black-box preset runs the audit alone, at all of it."""
+def statistical_checks(canary: str, witness: bool = True) -> int:
+    """How many statistical checks a training audit runs: the audit, the update-scale check (white-box
+    presets) and the witnessed run's (:data:`~dpaudit.training.ledger.STATISTICAL`)."""
     from .canaries import PRESETS
+    from .ledger import STATISTICAL
 
     if canary not in PRESETS:
         raise InvalidArgument("canary", f"canary={canary!r} must be one of {sorted(PRESETS)}")
+    return 1 + (1 if PRESETS[canary].white_box else 0) + (len(STATISTICAL) if witness else 0)
+
+
+def split_false_alarm(canary: str, share: float, witness: bool = True) -> tuple[float, float]:
+    """(confidence_level of the audit, false-alarm rate of each statistical check) for a training audit whose
+    ``flagged`` must hold a false-alarm ``share``: the share split evenly over its statistical checks
+    (:func:`statistical_checks`)."""
     share = check_probability(share, "share", low_open=True, high_open=True)
-    part = share / (2 if PRESETS[canary].white_box else 1)
+    part = share / statistical_checks(canary, witness)
     return 1.0 - part, part
 
 
@@ -178,6 +207,7 @@ def audit_training(
     scheduler: Any = None,
     check_seed: bool = True,
     false_alarm_rate: float | None = None,
+    witness: bool | None = None,
 ) -> TrainingAuditResult:
     """Audit ``target``: many runs (``runs`` given, one canary) or one run (the target's m canaries).
 
@@ -192,10 +222,13 @@ def audit_training(
         check_seed: train the first run twice (and once more with another seed) and refuse a train function
             that is not reproducible from its seed or ignores it (the audit must be reproducible); the
             first of those runs is the audit's run 0.
-        false_alarm_rate: of the update-scale check that white-box audits also run on the observed updates
-            (:func:`~dpaudit.training.update_scale.check_update_scale`: is the noise as declared and
-            independent of the realised batch size?); default ``1 - confidence_level``. Its verdict is
-            ``result.update_scale`` (a warning when it flags), apart from ``violated``.
+        false_alarm_rate: of ``result.flagged`` (default ``1 - confidence_level``), split evenly over the
+            statistical checks: the audit (certified at ``max(confidence_level, 1 - share)``), the update-scale
+            check of white-box audits (:func:`~dpaudit.training.update_scale.check_update_scale`: is the noise
+            as declared and independent of the realised batch size?) and the witness's three.
+        witness: first train once without canaries under :func:`~dpaudit.training.witness_run` (its checks in
+            ``result.checks``; a deterministic finding spends no false-alarm rate). Default: for targets
+            with Opacus' hooks (``make_hooks`` None).
     """
     from ..auditor import audit_one_run, audit_scores
 
@@ -208,6 +241,11 @@ def audit_training(
     workers = check_positive_int(workers, "workers")
     alpha = 1.0 - confidence_level if false_alarm_rate is None else check_probability(
         false_alarm_rate, "false_alarm_rate", low_open=True, high_open=True)
+    witnessed = target.make_hooks is None if witness is None else bool(witness)
+    from .ledger import STATISTICAL
+
+    share = alpha / statistical_checks(target.canaries.preset.name, witnessed)
+    confidence_level = max(confidence_level, 1.0 - share)
     m = len(target.canaries)
     if runs is not None:
         runs = check_positive_int(runs, "runs")
@@ -222,6 +260,7 @@ def audit_training(
             raise InvalidArgument("canaries", "a one-run audit needs at least 2 canaries (each in with probability 1/2)")
         masks = [np.random.default_rng(canary_seed_sequence(seed, 1)).random(m) < 0.5]
         outcomes_mask = masks[0]
+    checks, witness_notes = _witness(target, claim, delta, share * len(STATISTICAL), seed) if witnessed else ((), [])
     if check_seed:
         checked = _check_seed(target, masks[0], run_seed(seed, 0))  # run 0 itself, trained twice
         outcomes = [checked] + (draw_runs(target, seed, len(masks) - 1, outcomes_mask, workers=workers,
@@ -229,13 +268,14 @@ def audit_training(
     else:
         outcomes = draw_runs(target, seed, len(masks), outcomes_mask, workers=workers, scheduler=scheduler)
     epsilon_upper, theirs, source, details, warnings = _claim(claim, outcomes, delta)
+    warnings = witness_notes + warnings
     preset = target.canaries.preset
     if preset.white_box:
         planted = sum(o.canary_rows_seen for o, mask in zip(outcomes, masks) if mask.any())
         if planted == 0:
             raise MechanismError("no canary reached a training batch in any run: does the loader iterate the dataset "
                                  "it was given (make_data_loader(dataset)) and the model see the inputs unchanged?")
-    update_scale = _update_scale(outcomes, alpha, seed) if preset.white_box else None
+    update_scale = _update_scale(outcomes, share, seed) if preset.white_box else None
     if update_scale is not None and update_scale.violated:
         warnings.append(f"the update-scale check flags the stack (p = {update_scale.p_value:.3g}): the released updates' "
                         f"noise is not the declared sigma C after the declared divisor, or depends on the realised batch "
@@ -259,7 +299,31 @@ def audit_training(
         preset=preset.name, mode=mode, sampling=SAMPLING_ASSUMPTION, claim_source=source,
         confidence_level=confidence_level, runs=len(outcomes), canaries=m, mu_lower=mu_lower,
         epsilon_ceiling=float(inner.epsilon_ceiling), claim=details, audit=inner.to_dict(), seed=seed,
-        seconds=time.perf_counter() - started, warnings=tuple(warnings), update_scale=update_scale)
+        seconds=time.perf_counter() - started, warnings=tuple(warnings), update_scale=update_scale, checks=tuple(checks),
+        false_alarm_rate=alpha)
+
+
+def _witness(target: TrainingTarget, claim: Any, delta: float, rate: float, seed: int) -> tuple[tuple[Any, ...], list[str]]:
+    """The witness's checks of one run without canaries (its own seed, spawned from the audit's), and its
+    warnings; ghost clipping, which no hook can witness, is a warning instead."""
+    from .ledger import witness_run
+    from .ledger.recorder import GHOST_CLIPPING
+
+    import torch
+
+    run = int(np.random.SeedSequence(seed, spawn_key=(43,)).generate_state(1)[0])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the audit's own runs (protocol.run_one)
+    try:
+        result = witness_run(target.train, dataset=target.dataset, seed=run, claim=claim, delta=delta,
+                             false_alarm_rate=rate)
+    except InvalidArgument as exc:
+        if GHOST_CLIPPING not in str(exc):
+            raise
+        return (), [f"the run was not witnessed: {GHOST_CLIPPING}"]
+    finally:
+        torch.set_num_threads(threads)
+    return result.checks, [f"witnessed run: {w}" for w in result.warnings]
 
 
 def _update_scale(outcomes: list[RunOutcome], alpha: float, seed: int) -> Any:
@@ -388,8 +452,9 @@ def audit_opacus(
     scheduler: Any = None,
     check_seed: bool = True,
     false_alarm_rate: float | None = None,
+    witness: bool = True,
 ) -> TrainingAuditResult:
-    """Audit an Opacus training: plant canaries, train, score, certify an epsilon lower bound.
+    """Audit an Opacus training: witness one run, plant canaries, train, score, certify an epsilon lower bound.
 
     Give either ``train`` (your ``train(dataset, seed, hooks) -> model`` that calls
     ``hooks.attach(model, optimizer, privacy_engine)`` after ``make_private``) or the factories
@@ -407,12 +472,13 @@ def audit_opacus(
         gradient_norm_factor: the Dirac canary's gradient norm in units of the clipping norm (1: the tight
             canary; above 1 probes whether clipping really happens).
         claim: the claimed epsilon (or event tree); None reads the claim from the engine's history.
-        delta, confidence_level, seed, workers, scheduler, check_seed, false_alarm_rate: as in
-            :func:`audit_training`.
+        delta, confidence_level, seed, workers, scheduler, check_seed, false_alarm_rate, witness: as in
+            :func:`audit_training` (the witnessed run comes first; ``false_alarm_rate``, default
+            ``1 - confidence_level``, is that of ``flagged``).
 
     Returns:
         TrainingAuditResult: ``epsilon_lower``, ``epsilon_upper``, ``epsilon_opacus``, ``violated``,
-        ``threat_model``, ``to_dict()``.
+        ``threat_model``, ``checks``, ``flagged``, ``to_dict()``.
     """
     if (runs is None) == (canaries is None):
         raise InvalidArgument("runs", "give exactly one of runs= (many runs, one canary) or canaries= (one run)")
@@ -422,7 +488,8 @@ def audit_opacus(
                            canaries=1 if runs is not None else canaries, num_classes=num_classes,
                            gradient_norm_factor=gradient_norm_factor, seed=seed)
     return audit_training(target, runs=runs, claim=claim, delta=delta, confidence_level=confidence_level, seed=seed,
-                          workers=workers, scheduler=scheduler, check_seed=check_seed, false_alarm_rate=false_alarm_rate)
+                          workers=workers, scheduler=scheduler, check_seed=check_seed, false_alarm_rate=false_alarm_rate,
+                          witness=witness)
 
 
 

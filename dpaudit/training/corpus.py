@@ -254,8 +254,10 @@ def check_case(name: str, seed: int, canaries: int = 1000, records: int = 1000, 
                false_alarm_rate: float = 0.05, update_false_alarm_rate: float = 0.001) -> CorpusVerdict:
     """Run the sampler check on the case's loader (false-alarm rate ``false_alarm_rate``) and a one-run
     white-box audit (``canaries`` Dirac canaries of norm 10 C, so a stack that does not clip is seen) of its
-    training, with the update-scale check on the same run (false-alarm rate ``update_false_alarm_rate``);
-    ``seed`` seeds all three."""
+    training, with the update-scale check on the same run (false-alarm rate ``update_false_alarm_rate``; the
+    audit certifies at confidence ``max(confidence_level, 1 - update_false_alarm_rate)``, the audit's even
+    split); ``seed`` seeds all three. The witnessed run of :mod:`dpaudit.training.witness_corpus` is not part
+    of this verdict."""
     from .audit import audit_training
     from .canaries import make_canaries
     from .protocol import TrainingTarget
@@ -267,5 +269,5 @@ def check_case(name: str, seed: int, canaries: int = 1000, records: int = 1000, 
     x, y = dataset.tensors
     planted = make_canaries("dirac_gradient", canaries, x.numpy(), y.numpy(), 2, seed, gradient_norm_factor=10.0)
     audit = audit_training(TrainingTarget(case, dataset, planted), delta=1e-5, confidence_level=confidence_level,
-                           seed=seed, check_seed=False, false_alarm_rate=update_false_alarm_rate)
+                           seed=seed, check_seed=False, false_alarm_rate=2 * update_false_alarm_rate, witness=False)
     return CorpusVerdict(name, seed, sampler, audit)

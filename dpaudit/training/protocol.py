@@ -105,8 +105,9 @@ class TrainingTarget:
         if scores.size != len(self.canaries):
             raise MechanismError(f"score returned {scores.size} values for {len(self.canaries)} canaries")
         engine = getattr(hooks, "privacy_engine", None)
+        accountant = engine if hasattr(engine, "history") else getattr(engine, "accountant", None)  # a bare accountant
         observed = getattr(hooks, "update_steps", None)
-        return RunOutcome(scores, getattr(engine, "accountant", None), int(getattr(hooks, "canary_rows_seen", 0)),
+        return RunOutcome(scores, accountant, int(getattr(hooks, "canary_rows_seen", 0)),
                           int(getattr(hooks, "steps", 0)), observed() if callable(observed) else None)
 
 
@@ -153,11 +154,25 @@ def run_one(target: TrainingTarget, mask: np.ndarray, seed: int, index: int) -> 
     except DPAuditError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's training code failed: say which run and why
-        raise MechanismError(f"training run {index} (seed {seed}) failed: {type(exc).__name__}: {exc} (do the model, "
-                             "the data and the canaries fit? canaries are shaped like dataset[0])") from exc
+        hint = (" (do the model, the data and the canaries fit? canaries are shaped like dataset[0])"
+                if looks_like_a_shape_error(exc) else "")
+        raise MechanismError(f"training run {index} (seed {seed}) failed: {type(exc).__name__}: {exc}{hint}") from exc
     finally:
         if torch is not None:
             torch.set_num_threads(threads)
+
+
+_SHAPE_WORDS = ("shape", "size mismatch", "must match the size", "mat1", "mat2", "dimension", "dtype", "expected scalar type",
+                "out of bounds", "index out of range", "target", "channels")
+
+
+def looks_like_a_shape_error(exc: BaseException) -> bool:
+    """Whether a training error reads like data that does not fit the model (shapes, dtypes, label ranges):
+    only those get the hint about the canaries, which are shaped like ``dataset[0]``."""
+    if not isinstance(exc, (RuntimeError, ValueError, IndexError, TypeError)):
+        return False
+    text = str(exc).lower()
+    return any(word in text for word in _SHAPE_WORDS)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ smallest adjusted p-value and ``violated`` is ``p_value <= false_alarm_rate``.
 
 What it needs: a loader whose ``batch_sampler`` yields the dataset indices of each batch (every
 ``torch.utils.data.DataLoader`` built with ``batch_size`` or ``batch_sampler``, including Opacus'
-``DPDataLoader``), or any re-iterable object yielding index batches (pass ``records``). Iterable-style
+``DPDataLoader`` and the loader ``BatchMemoryManager`` yields, whose logical batches are read), or any re-iterable object yielding index batches (pass ``records``). Iterable-style
 datasets have no indices: make them yield each record's id and pass
 :class:`~dpaudit.training.RecordIdBatches` ``(loader)`` (a loader over one is refused with that advice).
 """
@@ -120,7 +120,7 @@ def index_batches(data_loader: Any, epochs: int, seed: int) -> list[np.ndarray]:
     if is_iterable_style(getattr(data_loader, "dataset", None)):
         raise InvalidArgument("data_loader", f"data_loader iterates an iterable-style dataset, which has no record "
                                              f"indices for the sampler check to read: {ITERABLE_HINT}")
-    source = getattr(data_loader, "batch_sampler", None)
+    source = _logical_batches(getattr(data_loader, "batch_sampler", None))
     if source is None:
         if hasattr(data_loader, "dataset"):
             raise InvalidArgument("data_loader", "data_loader has no batch_sampler (built with batch_size=None?): the "
@@ -151,6 +151,16 @@ def index_batches(data_loader: Any, epochs: int, seed: int) -> list[np.ndarray]:
             for g, state in zip(generators, saved):
                 g.set_state(state)
     return batches
+
+
+def _logical_batches(batch_sampler: Any) -> Any:
+    """The sampler of the logical batches behind Opacus' ``BatchMemoryManager`` (its ``BatchSplittingSampler``
+    cuts each logical batch into physical ones and signals the optimizer to skip all but the last: the noisy
+    step is per logical batch, and iterating it would also signal the user's optimizer); any other sampler
+    as is."""
+    if type(batch_sampler).__name__ == "BatchSplittingSampler" and hasattr(batch_sampler, "max_batch_size"):
+        return batch_sampler.sampler
+    return batch_sampler
 
 
 class _no_context:
@@ -201,6 +211,8 @@ def _two_sided_binomial(count: int, trials: int, p: float) -> float:
 
     if trials == 0:
         return 1.0
+    if count > trials:  # more inclusions than records x steps: a record twice in a step, impossible under H0
+        return 0.0
     return float(binomtest(count, trials, p, alternative="two-sided").pvalue)
 
 
@@ -218,6 +230,16 @@ def _dispersion(counts: np.ndarray, mean: float) -> float:
 
 
 def _simulated_dispersion(trials: int, q: float, size: int, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """``draws`` values of sum_i (c_i - trials q)^2 over ``size`` iid c_i ~ Binomial(trials, q). With fewer
+    outcomes than terms, the same law from how many terms take each outcome (a multinomial over the
+    trials + 1 outcomes): O(draws trials) work instead of O(draws size)."""
+    if trials + 1 < size:
+        from scipy.stats import binom
+
+        outcomes = np.arange(trials + 1)
+        pmf = binom.pmf(outcomes, trials, q)
+        counts = rng.multinomial(size, pmf / pmf.sum(), size=draws)
+        return counts @ ((outcomes - trials * q) ** 2)
     out = np.empty(draws)
     chunk = max(1, (1 << 22) // max(size, 1))
     for start in range(0, draws, chunk):

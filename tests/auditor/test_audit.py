@@ -14,7 +14,8 @@ from dpaudit.errors import MechanismError
 from . import mechanisms_for_tests as m
 
 
-def test_reproducible_regardless_of_workers():
+def test_reproducible_regardless_of_workers(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)  # every map of two blocks to the workers
     one = dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=300_000, seed=5, workers=1)
     two = dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=300_000, seed=5, workers=2)
     assert one.epsilon_lower == two.epsilon_lower and one.event == two.event

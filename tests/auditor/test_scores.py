@@ -273,3 +273,34 @@ def test_tail_level_counts_never_exceed_the_level(seed, level, side, integers):
     tail_count, tail_bound, n = (p.count_alpha, p.alpha_upper, b.size) if side == "without" else (p.count_beta, p.beta_upper, a.size)
     assert tail_count <= level == p.tail_level and tail_bound >= level / n
     assert p.count_alpha == int(np.sum(b >= p.threshold)) and p.count_beta == int(np.sum(a < p.threshold))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 30), st.sampled_from(["without", "with"]))
+def test_tail_levels_on_tied_scores_rest_on_their_own_count(seed, level, side):
+    """Tied scores ordered by seeded uniforms: exactly j tail-side runs lie beyond the level's randomised threshold,
+    so the tail bound is plain Clopper-Pearson at the threshold's own count (never at a larger level's)."""
+    from dpaudit.auditor.score_tail_levels import TailLevel, certify_tail_level
+    from dpaudit.stats import clopper_pearson_upper
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.binomial(10, 0.6, 300).astype(float), rng.binomial(10, 0.4, 250).astype(float)
+    n_tail = 300 if side == "with" else 250
+    ties = (rng.random(a.size), rng.random(b.size))
+    p = certify_tail_level(a, b, TailLevel(level, side, 0.8, n_tail, 0.0), 0.05, 1e-5, ties)
+    count, bound = (p.count_alpha, p.alpha_upper) if side == "without" else (p.count_beta, p.beta_upper)
+    assert p.ties_broken and count == level == p.tail_level
+    assert bound == float(clopper_pearson_upper(count, n_tail, 0.05 * 0.8))
+    assert p.count_alpha <= int(np.sum(b >= p.threshold)) and p.count_alpha >= int(np.sum(b > p.threshold))
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_binomial_scores_certify_near_the_best_atom(seed):
+    """Binomial(10, 0.6) against Binomial(10, 0.4), 10^5 runs each (true epsilon ln 1.5^10 = 4.05): discrete scores
+    are chosen on 5% of the runs and the atom beyond the best predicted half-line is certified too (a tail level on a
+    tie certified 1.8 when its threshold kept the level's count)."""
+    g = np.random.default_rng(seed)
+    a, b = g.binomial(10, 0.6, 100_000).astype(float), g.binomial(10, 0.4, 100_000).astype(float)
+    r = audit_scores(a, b, delta=1e-5, seed=seed)
+    assert 3.0 <= r.epsilon_lower <= 10 * math.log(1.5)
+    assert r.selection_with == 5_000 and len(r.points) == 3  # mu, epsilon and the atom beyond it

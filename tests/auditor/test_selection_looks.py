@@ -41,8 +41,8 @@ def test_no_candidate_does_not_stop_the_search():
 
 
 def test_a_mechanism_far_below_its_claim_is_certified_from_the_pilot_reproducibly():
-    first = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1)
-    again = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1)
+    first = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1, stop_for_futility=True)
+    again = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1, stop_for_futility=True)
     assert "at its pilot of 2500 rows" in first.method and not first.violated
     assert 0.0 < first.epsilon_lower <= 0.25
     assert first.selection_samples == 20_000  # the whole batch was drawn: it counts as used
@@ -51,8 +51,15 @@ def test_a_mechanism_far_below_its_claim_is_certified_from_the_pilot_reproducibl
                                                                                again.count_q)
 
 
+def test_only_futility_stops_search_a_pilot():
+    default = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1)
+    fixed = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1, sequential=False)
+    assert "pilot" not in default.method and default.event == fixed.event and default.stopped == "budget"
+
+
 def test_a_pilot_near_the_claim_leaves_the_fixed_budget_search_unchanged():
-    sequential = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1)
+    sequential = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1,
+                               stop_for_futility=True)
     fixed = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1, sequential=False)
     assert "pilot" not in sequential.method
     assert sequential.event == fixed.event and sequential.candidates == fixed.candidates
@@ -60,5 +67,5 @@ def test_a_pilot_near_the_claim_leaves_the_fixed_budget_search_unchanged():
 
 def test_explicit_looks_search_the_whole_batch():
     result = dpaudit.audit(laplace_scale_4, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=3, workers=1,
-                           looks=[40_000, 200_000])
+                           looks=[40_000, 200_000], stop_for_futility=True)
     assert "pilot" not in result.method

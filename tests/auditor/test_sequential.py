@@ -44,15 +44,41 @@ def test_a_doubled_epsilon_stops_on_a_violation_at_the_first_look():
     assert result.selection_samples + result.certification_per_input == result.samples_used
 
 
-def test_a_correct_mechanism_is_not_flagged_and_stops_for_futility_or_at_the_budget():
+def test_a_correct_mechanism_uses_its_budget_unless_futility_stops_are_asked():
     outcomes = [dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=seed, workers=1)
-                for seed in range(4)]
+                for seed in range(2)]
     assert not any(r.violated for r in outcomes)
-    assert all(r.stopped in ("futility", "budget") for r in outcomes)
-    assert any(r.stopped == "futility" and r.samples_used < 200_000 for r in outcomes)
+    assert all(r.stopped == "budget" and r.samples_used == 200_000 for r in outcomes)
+    verdicts = [dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=seed, workers=1,
+                              stop_for_futility=True) for seed in range(4)]
+    assert not any(r.violated for r in verdicts)
+    assert all(r.stopped in ("futility", "budget") for r in verdicts)
+    assert any(r.stopped == "futility" and r.samples_used < 200_000 for r in verdicts)
 
 
-def test_same_numbers_in_one_process_and_in_worker_processes():
+def test_a_given_witness_is_never_stopped_for_futility():
+    found = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=100_000, seed=1, workers=1)
+    again = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=200_000, seed=2, workers=1,
+                          witness=found.witness, direction=found.direction, stop_for_futility=True)
+    assert again.stopped == "budget" and again.samples_used == 200_000
+
+
+def test_futility_options_contradicting_a_fixed_budget_are_refused():
+    with pytest.raises(InvalidArgument, match="stop_for_futility"):
+        dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=100_000, sequential=False, stop_for_futility=True, workers=1)
+    with pytest.raises(InvalidArgument, match="stop_for_futility"):
+        dpaudit.audit_curve(m.laplace_unit, [0.0], [1.0], claim=1.0, samples=100_000, sequential=False,
+                            stop_for_futility=True, workers=1)
+    with pytest.raises(InvalidArgument, match="stop_for_futility"):
+        dpaudit.audit_scores([1.0, 2.0], [0.0, 1.0], epsilon=1.0, stop_for_futility=True)
+    with pytest.raises(InvalidArgumentType, match="stop_for_futility"):
+        dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=100_000, stop_for_futility="no", workers=1)
+    with pytest.raises(InvalidArgument, match="workers"):
+        dpaudit.audit(m.laplace_unit, [0.0], [1.0], samples=100_000, workers=0)
+
+
+def test_same_numbers_in_one_process_and_in_worker_processes(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)  # every map of two blocks to the workers
     serial = dpaudit.audit(laplace_half_scale, [0.0], [1.0], epsilon=1.5, samples=400_000, seed=2, workers=1)
     pooled = dpaudit.audit(laplace_half_scale, [0.0], [1.0], epsilon=1.5, samples=400_000, seed=2, workers=2)
     assert _comparable(serial) == _comparable(pooled)
@@ -141,16 +167,29 @@ def test_a_rare_nan_branch_is_certified_beside_the_best_event(seed):
     assert result.violated and "class(y)" in result.event
 
 
-def test_score_audits_look_at_growing_prefixes_of_the_runs():
+def test_score_audits_use_every_score_unless_the_scores_stream_in():
     rng = np.random.default_rng(0)
     negative = rng.normal(0.0, 1.0, 20_000)
-    strong = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3)
+    given_all = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3)
+    assert given_all.samples_used == (20_000, 20_000) and given_all.looks == 1 and given_all.stopped == "budget"
+    strong = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3, sequential=True)
     assert strong.violated and strong.stopped == "violation" and max(strong.samples_used) < 20_000 / 2
-    null = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3)
-    assert not null.violated and null.stopped == "futility" and max(null.samples_used) < 20_000
-    fixed = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3, sequential=False)
-    assert fixed.samples_used == (20_000, 20_000) and fixed.looks == 1 and fixed.stopped == "budget"
-    unclaimed = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, delta=1e-5, seed=3)
+    null = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3, sequential=True)
+    assert not null.violated and null.stopped == "budget" and null.samples_used == (20_000, 20_000)
+    verdict = dpaudit.audit_scores(rng.normal(0.0, 1.0, 20_000), negative, epsilon=2.0, delta=1e-5, seed=3,
+                                   sequential=True, stop_for_futility=True)
+    assert not verdict.violated and verdict.stopped == "futility" and max(verdict.samples_used) < 20_000
+    unclaimed = dpaudit.audit_scores(rng.normal(4.0, 1.0, 20_000), negative, delta=1e-5, seed=3, sequential=True)
     assert unclaimed.samples_used == (20_000, 20_000)  # nothing to violate: every run is certified
+    with pytest.raises(InvalidArgument, match="scores_without"):  # a stream of runs: equal lengths
+        dpaudit.audit_scores(negative[:100], negative, epsilon=1.0, sequential=True)
     with pytest.raises(InvalidArgumentType, match="sequential"):
         dpaudit.audit_scores(negative, negative, epsilon=1.0, sequential=None)
+
+
+def test_score_audits_of_given_scores_reach_the_truth():
+    rng = np.random.default_rng(5)
+    r = dpaudit.audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), epsilon=5.0, delta=1e-5)
+    assert 0.9 <= r.mu_lower <= 1.0
+
+

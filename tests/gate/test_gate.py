@@ -187,3 +187,10 @@ def test_audits_are_sequential_unless_the_fixed_budget_is_asked(tmp_path, capsys
         assert code == 1 and row["stopped"] == "budget" and row["samples_used"] == row["samples"] == 100_000
     with pytest.raises(ConfigError, match="sequential"):
         load_config(write(tmp_path, GOOD.replace("samples = 100_000", "samples = 100_000\nsequential = 1", 1), "bad.toml"))
+
+
+def test_gate_audits_read_the_verdict_only_so_they_also_stop_for_futility(tmp_path, capsys):
+    text = GOOD.replace("epsilon = 1.5", "epsilon = 4.0").replace("samples = 100_000", "samples = 400_000", 1)
+    code, out, _ = run(capsys, "check", write(tmp_path, text), "--json")
+    row = json.loads(out)["audits"][0]
+    assert code == 0 and row["stopped"] == "futility" and row["samples_used"] < row["samples"]

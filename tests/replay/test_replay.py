@@ -231,3 +231,78 @@ def test_a_selection_that_never_flips_at_small_noise_is_not_a_finding():
 
     result = replay(noisy_argmax, [1.0, 0.5], [0.0, 1.5], epsilon=100.0)
     assert not result.violated and result.verdict == "undecided"
+
+
+def _seeded_inside(data, size, rng):
+    return np.sum(data) + np.random.default_rng(12345).laplace(0.0, 1.0, size)
+
+
+def _global_seed_reset(data, size, rng):
+    np.random.seed(0)
+    return np.sum(data) + np.random.laplace(0.0, 1.0, size)
+
+
+def _noise_times_zero(data, size, rng):
+    return np.sum(data) + 0 * rng.laplace(0.0, 1.0, size)
+
+
+def _noise_discarded(data, size, rng):
+    rng.laplace(0.0, 1.0, size)
+    return np.sum(data) + np.zeros(size)
+
+
+@pytest.mark.parametrize("mechanism", [_seeded_inside, _global_seed_reset, _noise_times_zero, _noise_discarded])
+def test_noise_the_handed_generator_does_not_drive_is_a_finding(mechanism):
+    """Noise seeded inside the mechanism, or drawn and never reaching the outputs: the outputs are fixed per input,
+    so epsilon = inf where they differ (never 'decided, exact' at the noise's scale)."""
+    result = replay(mechanism, [1, 0, 1], [1, 0], epsilon=1.0)
+    pair = result.pairs[0]
+    assert result.violated and pair.status == "decided" and pair.epsilon_lower == math.inf and pair.bound != "exact"
+    same = replay(mechanism, [1, 0, 1], [0, 1, 1], epsilon=1.0).pairs[0]  # outputs equal: no finding, no decision
+    assert not same.violated and same.status == "undecided"
+
+
+def test_noise_seeded_inside_beside_handed_randomness_is_refused_with_the_reason():
+    def mixed(data, size, rng):
+        return np.sum(data) + np.random.default_rng(7).laplace(0.0, 1.0, size) + rng.laplace(0.0, 1.0, size)
+
+    pair = replay(mixed, [1, 0, 1], [1, 0], epsilon=1.0).pairs[0]
+    assert pair.status == "undecided" and "seeded inside the mechanism" in pair.reason and not pair.violated
+
+
+def test_laplace_and_gaussian_on_one_output_are_bracketed_by_the_law_of_their_sum():
+    def summed(sensitivity):
+        def mechanism(data, size, rng):
+            return sensitivity * np.sum(data) + rng.laplace(0.0, 1.0, size) + rng.normal(0.0, 1.0, size)
+        return mechanism
+
+    bug = replay(summed(3.0), [1, 0, 1], [1, 0], epsilon=1.0).pairs[0]
+    assert bug.violated and bug.status == "decided" and 2.99 < bug.epsilon_lower <= 3.0 <= bug.epsilon_upper < 3.01
+    fine = replay(summed(1.0), [1, 0, 1], [1, 0], epsilon=1.0).pairs[0]
+    assert not fine.violated and fine.status == "decided" and 0.99 < fine.epsilon_lower <= 1.0 <= fine.epsilon_upper
+    gaussian_heavy = replay(summed(1.0), [1, 0, 1], [1, 0], epsilon=1.0, delta=1e-5).pairs[0]
+    assert not gaussian_heavy.violated and gaussian_heavy.epsilon_lower <= gaussian_heavy.epsilon_upper
+
+
+def test_a_bracket_from_zero_to_infinity_is_undecided():
+    def two_laplaces(data, size, rng):  # two Laplace noises summed on one output: no closed form read here
+        return np.sum(data) + rng.laplace(0.0, 1.0, size) + rng.laplace(0.0, 2.0, size)
+
+    pair = replay(two_laplaces, [1, 0, 1], [1, 0], epsilon=1.0).pairs[0]
+    assert pair.status == "undecided" and not pair.violated
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 20.0), st.floats(0.05, 20.0), st.floats(0.01, 30.0), st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 0.1]))
+def test_the_law_of_a_laplace_gaussian_sum_stays_below_either_noise_alone(b, sigma, shift, delta):
+    """The sum's half-line bound is a lower bound: never above the epsilon of either noise carrying the shift alone
+    (the sum is a post-processing of each), and close to the Laplace one when the Gaussian is negligible."""
+    from dpaudit.replay.privacy import laplace_gaussian_lower, shift_privacy
+
+    lower = laplace_gaussian_lower(b, sigma, shift, delta)
+    laplace_alone = shift_privacy(np.array([shift / b]), 0.0, delta).upper
+    gaussian_alone = shift_privacy(np.zeros(0), shift / sigma, delta).upper
+    assert 0.0 <= lower <= min(laplace_alone, gaussian_alone) + 1e-9
+    if delta == 0.0:
+        tiny = laplace_gaussian_lower(b, 1e-6 * b, shift, 0.0)
+        assert tiny == pytest.approx(shift / b, rel=1e-4)

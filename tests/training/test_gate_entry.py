@@ -53,7 +53,10 @@ def test_a_run_reports_its_row_and_a_violation_exits_one(tmp_path, capsys):
     assert row["epsilon_lower"] <= row["epsilon"] and row["epsilon_opacus"] is not None
     assert main(["check", str(write(tmp_path, train="train_leaky", claim="epsilon = 0.01")), "--report",
                  str(tmp_path / "report")]) == 1
-    assert "tiny-opacus" in (tmp_path / "report" / "report.md").read_text()
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "tiny-opacus" in report
+    # a claim below the engine's own figure is a warning on the console and in the report
+    assert "below the engine's own figure" in capsys.readouterr().out and "below the engine" in report
 
 
 def test_the_update_scale_check_fails_the_entry_and_the_correct_stack_passes(tmp_path, capsys):
@@ -65,9 +68,14 @@ def test_the_update_scale_check_fails_the_entry_and_the_correct_stack_passes(tmp
     path = write(tmp_path)
     path.write_text(config.format(train="train_actual_batch_size", claim=""))
     assert main(["check", str(path), "--json", "--report", str(tmp_path / "report")]) == 1
-    row = json.loads(capsys.readouterr().out)["score_audits"][0]
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)["score_audits"][0]
     assert not row["passed"] and not row["violated"] and row["update_scale"].startswith("FLAGGED")
-    assert "UPDATE SCALE FLAGGED" in (tmp_path / "report" / "report.md").read_text()
+    # the console row says which checks failed (not "pass"), each finding on a line of its own
+    assert "FAILED (failed: update_scale, noise_level)" in captured.err and "\n         noise_level: " in captured.err
+    assert len(row["checks"]) == 9 and all(check["sentence"] for check in row["checks"])
+    assert "update_scale" in row["failed"] and "noise_level" in row["failed"]  # the witnessed run sees it too
+    assert "FLAGGED (update_scale" in (tmp_path / "report" / "report.md").read_text()
     path.write_text(config.format(train="train_corpus_correct", claim=""))
     assert main(["check", str(path), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["score_audits"][0]

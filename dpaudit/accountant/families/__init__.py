@@ -22,6 +22,7 @@ from . import (
     sampled_tree,
     tree_aggregation,
     truncated_gaussian,
+    user_level,
     zcdp,
 )
 
@@ -41,3 +42,4 @@ FAMILIES.register(mixture_gaussians.FAMILY)
 FAMILIES.register(truncated_gaussian.FAMILY)
 FAMILIES.register(repeat_select.FAMILY)
 FAMILIES.register(random_allocation.FAMILY)
+FAMILIES.register(user_level.FAMILY)

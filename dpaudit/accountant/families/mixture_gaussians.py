@@ -58,22 +58,35 @@ class _MixtureTails(Tails):
 
     def _root(self, v: np.ndarray) -> np.ndarray:
         """x with L(x) = v (-inf where v <= L(-inf)), moved by the tolerance towards the heavy side; Newton
-        from a point right of the root, stopped when its steps are below the float resolution."""
-        m_top, log_p_top = self.m[self.top], self.log_p[self.top]
+        from a point right of the root, stopped when its steps are below the float resolution. The start is
+        the smallest root of one component's term plus the zero components' floor (L is at least each, so each
+        such root lies right of L's root); Newton then needs a few steps only."""
         below = v <= self.floor
         target = np.where(below, self.floor + 1.0, v)
-        x = (target - log_p_top + m_top * m_top / 2) / m_top  # L(x) >= this component's term = target
+        positive = self.m > 0
+        m_pos, log_p_pos = self.m[positive], self.log_p[positive]
+        with np.errstate(divide="ignore"):
+            rest = target + np.log(-np.expm1(np.minimum(self.floor - target, 0.0)))  # ln(e^v - e^floor)
+        starts = (rest[..., None] - log_p_pos + m_pos * m_pos / 2) / m_pos
+        x = starts.min(axis=-1)
+        flat_x, flat_target = x.reshape(-1), target.reshape(-1)
+        active = np.arange(flat_x.size)  # points whose Newton steps are still above the float resolution
         for _ in range(_NEWTON_STEPS):
-            terms = self.log_p + np.multiply.outer(x, self.m) - self.m * self.m / 2
-            value = logsumexp(terms, axis=-1)
-            weights = np.exp(terms - value[..., None])
-            slope = weights @ self.m
-            move = (value - target) / slope
-            x = x - np.maximum(move, 0.0)  # convex, increasing: the tangent root stays right of the root
-            if np.all(move <= 4e-16 * (1.0 + np.abs(x))):
+            xa = flat_x[active]
+            terms = self.log_p + np.multiply.outer(xa, self.m) - self.m * self.m / 2
+            top = terms.max(axis=-1, keepdims=True)
+            weights = np.exp(terms - top)
+            total = weights.sum(axis=-1)
+            value = top[:, 0] + np.log(total)
+            slope = (weights @ self.m) / total
+            move = np.maximum((value - flat_target[active]) / slope, 0.0)
+            flat_x[active] = xa - move  # convex, increasing: the tangent root stays right of the root
+            active = active[move > 4e-16 * (1.0 + np.abs(xa - move))]
+            if active.size == 0:
                 break
         else:
             raise ArithmeticError("the mixture-of-Gaussians loss could not be inverted to full precision")
+        x = flat_x.reshape(x.shape)
         return np.where(below, -math.inf, x + self.shift * (1.0 + np.abs(x)))
 
     def _mixture_above(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,127 @@
+"""The data ledger's dataset: the user's map-style dataset behind a wrapper that logs every record read.
+
+``LedgerDataset(dataset)`` is what :func:`~dpaudit.training.witness_run` hands to the train function. It
+behaves as the dataset it wraps (``len``, ``dataset[i]``, attribute access), and every ``dataset[i]`` is
+appended to a log of pending reads that :class:`~dpaudit.training.ledger.recorder.WitnessHooks` files by
+phase: read before ``hooks.attach``, used by a noisy step (the last reads before the per-example
+gradients a step clips, as many as it has examples), or read for nothing the claim covers (a second loader,
+an evaluation pass, statistics computed on the data). Any other access to the data (``dataset.tensors``,
+``dataset.data``: a copy of every record at once) is logged as a bulk read of all records, since the ledger
+cannot see what is done with a copy.
+
+Opacus' ``DPDataLoader`` reads ``dataset[0]`` when it is built, for the shapes and dtypes of an empty
+batch; :func:`shape_probes_unlogged` keeps those reads (which use no value) out of the log.
+
+Reads inside DataLoader worker processes (``num_workers > 0``) happen in a copy of the wrapper and never
+reach the log; the recorder sees this as noisy steps with examples that were never read through the ledger
+and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ...errors import InvalidArgument, InvalidArgumentType
+from ..record_ids import is_iterable_style
+
+__all__ = ["LedgerDataset", "wrap_dataset", "shape_probes_unlogged"]
+
+# attributes of torch / torchvision datasets that hand out every record at once
+_BULK = frozenset({"tensors", "data", "targets", "datasets", "dataset", "samples", "imgs", "labels"})
+
+
+def _dataset_base() -> type:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - witness_run needs torch; the wrapper itself does not
+        return object
+    return torch.utils.data.Dataset
+
+
+class LedgerDataset(_dataset_base()):  # type: ignore[misc]
+    """A map-style dataset that logs every record read (see the module docstring)."""
+
+    def __init__(self, dataset: Any) -> None:
+        object.__setattr__(self, "_inner", dataset)
+        object.__setattr__(self, "_size", len(dataset))
+        object.__setattr__(self, "pending", [])  # record indices read and not yet filed by the recorder
+        object.__setattr__(self, "bulk", [])  # attribute names read in bulk, in order
+        object.__setattr__(self, "quiet", 0)  # > 0: inside Opacus' shape probe, reads are not logged
+        object.__setattr__(self, "shape_probes", 0)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: Any) -> Any:
+        item = self._inner[index]
+        try:
+            position = int(index)
+        except TypeError:
+            raise InvalidArgumentType("dataset", f"the ledger's dataset was indexed with {type(index).__name__} "
+                                                 "(a slice or a list): index it one record at a time (a DataLoader "
+                                                 "does), so that every read is logged") from None
+        if not -self._size <= position < self._size:
+            raise IndexError(f"record {position} outside a dataset of {self._size} records")
+        if self.quiet:
+            object.__setattr__(self, "shape_probes", self.shape_probes + 1)
+        else:
+            self.pending.append(position % self._size)
+        return item
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_inner", "_size", "pending", "bulk", "quiet", "shape_probes"):
+            raise AttributeError(name)
+        value = getattr(self._inner, name)
+        if name in _BULK:
+            self.bulk.append(name)
+            self.pending.extend(range(self._size))
+        return value
+
+    def take(self) -> list[int]:
+        """The pending reads, in order, and an empty log."""
+        reads = list(self.pending)
+        self.pending.clear()
+        return reads
+
+
+def wrap_dataset(dataset: Any) -> LedgerDataset:
+    """``dataset`` in the ledger's wrapper; an iterable-style or length-less dataset is refused."""
+    if is_iterable_style(dataset):
+        raise InvalidArgumentType("dataset", "dataset is iterable-style: the data ledger logs dataset[i] reads, and a "
+                                             "stream has no record indices to log; give a map-style dataset "
+                                             "(dataset[i] -> (input, label), with a length)")
+    if not hasattr(dataset, "__getitem__"):
+        raise InvalidArgumentType("dataset", f"dataset={type(dataset).__name__} must be a map-style dataset "
+                                             "(dataset[i] -> record, with a length)")
+    try:
+        size = len(dataset)
+    except TypeError:
+        raise InvalidArgumentType("dataset", "dataset must have a length (a map-style dataset)") from None
+    if size == 0:
+        raise InvalidArgument("dataset", "dataset is empty")
+    return LedgerDataset(dataset)
+
+
+@contextmanager
+def shape_probes_unlogged(ledger: LedgerDataset) -> Iterator[None]:
+    """While active, the reads Opacus' ``DPDataLoader.__init__`` makes of the ledger's dataset, directly or through
+    a dataset wrapping it (the shapes and dtypes of ``dataset[0]``, for empty batches), are counted apart, not
+    logged as reads."""
+    from opacus.data_loader import DPDataLoader
+
+    original = DPDataLoader.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        object.__setattr__(ledger, "quiet", ledger.quiet + 1)  # the loader may wrap the ledger (augmentation)
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            object.__setattr__(ledger, "quiet", ledger.quiet - 1)
+
+    DPDataLoader.__init__ = init
+    try:
+        yield
+    finally:
+        DPDataLoader.__init__ = original

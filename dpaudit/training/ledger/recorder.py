@@ -1,0 +1,337 @@
+"""The ledger's recorder: the hooks of a witnessed Opacus run, filing every read, clip and update.
+
+``WitnessHooks.attach(model, optimizer, privacy_engine)`` is called by the user's train function right after
+``make_private`` (the protocol of :mod:`dpaudit.training.protocol`; the third argument may also be a bare
+Opacus accountant). From then on it records, without changing the run:
+
+* **reads** (the data ledger): the reads pending in the :class:`~.dataset.LedgerDataset` at attach are
+  filed as read before attach; at each clip of a (micro-)batch of B per-example gradients the last B pending
+  reads are that batch's records and any earlier ones fed nothing; the records of all micro-batches clipped
+  since the previous noisy step are that step's batch (``BatchMemoryManager``'s virtual steps included);
+* **clipping**: the clipped sum a clip adds to ``summed_grad`` is compared with each example's gradient
+  clipped over all parameters together at the optimizer's ``max_grad_norm`` C (or per parameter at
+  ``max_grad_norms``, Opacus' per-layer clipping); when neither matches, the optimizer's own clip is run on
+  each example alone (a few batches per run), which shows each example's clipped norm and whether the
+  clipped sum is the sum of those (it is not under batch-level clipping);
+* **noise**: at each noisy step (the wrapped optimizer's inner ``step``, after noise and scaling) the update
+  times the declared divisor minus the clipped sum is the noise added, on every coordinate; its sum of
+  squares per step and its running sum across steps are kept (memory O(parameters + steps));
+* **updates**: every optimizer step of the process during the run (torch's global step hooks): noisy steps
+  of the attached optimizer, steps of other DP optimizers (their parameters carry ``summed_grad``) and
+  plain steps; the model's parameters after each noisy step, compared before the next one and with the
+  model returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...errors import InvalidArgument, InvalidArgumentType
+from .dataset import LedgerDataset
+
+__all__ = ["WitnessHooks", "ClippingRecord", "PROBED_BATCHES", "GHOST_CLIPPING"]
+
+PROBED_BATCHES = 4  # most (micro-)batches per run whose clipping is probed example by example
+_TOLERANCE = 1e-4  # relative: a clipped sum equal to the reference up to float32 rounding
+
+GHOST_CLIPPING = ("ghost clipping (grad_sample_mode='ghost') never forms the per-example gradients, only their "
+                  "norms and the clipped sum, so no hook can see what each example contributed and the clipping "
+                  "check cannot be witnessed; witness the same stack with grad_sample_mode='hooks' (the clipping "
+                  "and the noise are the same mechanism)")
+
+
+@dataclass
+class ClippingRecord:
+    """What the clip hook saw: examples, those above C before clipping, the largest clipped norm, how each
+    (micro-)batch was witnessed, and the batches whose clipped sum is not a sum of per-example clips."""
+
+    batches: int = 0
+    examples: int = 0
+    above_bound: int = 0
+    max_clipped_norm: float = 0.0
+    bound: float = 0.0  # the optimizer's max_grad_norm C (the one the noise is scaled by)
+    witnessed: dict[str, int] = field(default_factory=lambda: {"flat": 0, "per_layer": 0, "probed": 0})
+    unprobed: int = 0  # batches matching no reference once the probing budget was spent
+    batch_dependent: int = 0
+    batch_dependence: float = 0.0  # largest relative gap between the clipped sum and the sum of per-example clips
+
+
+class WitnessHooks:
+    """The hooks of one witnessed run (see the module docstring)."""
+
+    def __init__(self, dataset: LedgerDataset) -> None:
+        self.dataset = dataset
+        self.attached = False
+        self.privacy_engine: Any = None
+        self.accountant: Any = None
+        self.model: Any = None
+        self.optimizer: Any = None
+        self.reads_before_attach: list[int] = []
+        self.bulk_before_attach: list[str] = []
+        self.bulk_after_attach: list[str] = []
+        self.stray_between = 0  # reads after attach that were not in the batch of the clip that followed
+        self.stray_after = 0  # reads after the last clip (or clipped but never released by a noisy step)
+        self.unledgered_examples = 0  # per-example gradients with no read behind them
+        self.step_batches: list[np.ndarray] = []
+        self.step_noise: list[tuple[int, float, float, float]] = []  # (coordinates, |u|^2 / C^2, sigma_opt, C)
+        self.clipping = ClippingRecord()
+        self.other_dp_steps_before = 0
+        self.other_dp_steps_after = 0
+        self.plain_steps_before = 0
+        self.plain_steps_after = 0
+        self.unexplained: list[str] = []
+        self.unwitnessed_noise = 0  # noisy steps whose noise could not be read (no summed_grad or grad)
+        self._current: list[int] = []
+        self._noise_sum: Any = None  # running sum over steps of the noise in units of the optimizer's sigma C
+        self._noise_squares = 0.0
+        self._noise_steps = 0
+        self._probes_left = PROBED_BATCHES
+        self._snapshot: list[Any] = []
+        self._params: list[Any] = []
+        self._inner: Any = None
+        self._handles: list[Any] = []
+
+    # ------------------------------------------------------------------ the process-wide step hooks
+    def start(self) -> None:
+        """Install torch's global optimizer step hook for the run (remove it with :meth:`stop`)."""
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+        self._handles.append(register_optimizer_step_pre_hook(self._any_step))
+
+    def stop(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    def _any_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if optimizer is self._inner:
+            return
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        noisy = any(getattr(p, "summed_grad", None) is not None for p in params)
+        if not self.attached:
+            if noisy:
+                self.other_dp_steps_before += 1
+            else:
+                self.plain_steps_before += 1
+        elif noisy and not any(any(p is q for q in self._params) for p in params):
+            self.other_dp_steps_after += 1
+        else:
+            self.plain_steps_after += 1
+
+    # ------------------------------------------------------------------ attaching
+    def attach(self, model: Any, optimizer: Any, privacy_engine: Any = None) -> None:
+        """Witness the make_private-d ``model`` and ``optimizer``; ``privacy_engine`` (a PrivacyEngine or a bare
+        Opacus accountant) gives the claim when none is given."""
+        if self.attached:
+            raise InvalidArgument("hooks", "hooks.attach was called twice in one run")
+        import opacus
+
+        if "FastGradientClipping" in type(optimizer).__name__ or "FastGradientClipping" in type(model).__name__:
+            raise InvalidArgument("train", f"the run uses {GHOST_CLIPPING}")
+        if not isinstance(optimizer, opacus.optimizers.DPOptimizer):
+            raise InvalidArgumentType("optimizer", f"the witness needs the DPOptimizer make_private returns, got "
+                                                   f"{type(optimizer).__name__}: call hooks.attach(model, optimizer, "
+                                                   "privacy_engine) with make_private's outputs")
+        if not isinstance(model, opacus.GradSampleModule):
+            raise InvalidArgumentType("model", f"the witness needs the GradSampleModule make_private returns, got "
+                                               f"{type(model).__name__}")
+        self.attached = True
+        self.model, self.optimizer, self.privacy_engine = model, optimizer, privacy_engine
+        self.accountant = privacy_engine if hasattr(privacy_engine, "history") else getattr(privacy_engine, "accountant", None)
+        self.reads_before_attach = self.dataset.take()
+        self.bulk_before_attach = list(self.dataset.bulk)
+        self._params = list(model.parameters())
+        self._snapshot = self._flat_parameters()
+        clip = optimizer.clip_and_accumulate
+
+        def witnessed_clip() -> Any:
+            return self._clip(optimizer, clip)
+
+        optimizer.clip_and_accumulate = witnessed_clip
+        inner = optimizer.original_optimizer
+        self._inner = inner
+        step = inner.step
+
+        def noisy_step(*args: Any, **kwargs: Any) -> Any:
+            self._before_noisy_step(optimizer)
+            out = step(*args, **kwargs)
+            self._snapshot = self._flat_parameters()
+            return out
+
+        inner.step = noisy_step
+
+    def _flat_parameters(self) -> Any:
+        """Every parameter of the attached model, flattened into one copy."""
+        import torch
+
+        with torch.no_grad():
+            return torch.cat([p.reshape(-1) for p in self._params]) if self._params else torch.zeros(0)
+
+    def _changed(self) -> list[int]:
+        """The parameters that differ from the snapshot (one comparison when none does)."""
+        import torch
+
+        now = self._flat_parameters()
+        if torch.equal(now, self._snapshot):
+            return []
+        sizes = [p.numel() for p in self._params]
+        return [k for k, (a, b) in enumerate(zip(now.split(sizes), self._snapshot.split(sizes))) if not torch.equal(a, b)]
+
+    # ------------------------------------------------------------------ reads and clipping
+    def _file_reads(self, rows: int) -> None:
+        reads = self.dataset.take()
+        if len(reads) >= rows:
+            self.stray_between += len(reads) - rows
+            self._current.extend(reads[len(reads) - rows:])
+        else:
+            self._current.extend(reads)
+            self.unledgered_examples += rows - len(reads)
+
+    def _clip(self, optimizer: Any, clip: Any) -> Any:
+        import torch
+
+        params = optimizer.params
+        samples = [optimizer._get_flat_grad_sample(p).detach() for p in params]
+        rows = int(samples[0].shape[0]) if samples else 0
+        self._file_reads(rows)
+        if rows == 0:
+            return clip()
+        before = [None if p.summed_grad is None else p.summed_grad.detach().clone() for p in params]
+        out = clip()
+        added = [p.summed_grad.detach() - (0 if b is None else b) for p, b in zip(params, before)]
+        record = self.clipping
+        bound = float(optimizer.max_grad_norm)
+        record.bound = max(record.bound, bound)
+        record.batches += 1
+        record.examples += rows
+        flat = [g.reshape(rows, -1) for g in samples]  # per parameter: examples x its coordinates (no copy)
+        layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
+        norms = layer_norms.norm(dim=1)
+        record.above_bound += int((norms > bound).sum())
+        target = [a.reshape(-1) for a in added]
+        thresholds = getattr(optimizer, "max_grad_norms", None)
+        factors = (bound / (norms + 1e-6)).clamp(max=1.0)
+        if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
+            limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
+            per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
+            if _matches(target, [per_layer[:, k] @ g for k, g in enumerate(flat)], bound):
+                record.witnessed["per_layer"] += 1
+                record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
+                return out
+        if _matches(target, [factors @ g for g in flat], bound):
+            record.witnessed["flat"] += 1
+            record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
+            return out
+        if self._probes_left <= 0:
+            record.unprobed += 1
+            return out
+        self._probes_left -= 1
+        record.witnessed["probed"] += 1
+        clipped = self._probe(optimizer, clip, samples)
+        record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
+        total = torch.cat(target)
+        gap = float((clipped.sum(dim=0) - total).norm()) / max(float(total.norm()), bound)
+        record.batch_dependence = max(record.batch_dependence, gap)
+        if gap > _TOLERANCE:
+            record.batch_dependent += 1
+        return out
+
+    def _probe(self, optimizer: Any, clip: Any, samples: list[Any]) -> Any:
+        """Each example's clipped gradient (rows: examples, columns: all coordinates), from the optimizer's own
+        clip run on that example alone; every parameter's state is restored afterwards."""
+        import torch
+
+        params = optimizer.params
+        saved = [(p.grad_sample, p.summed_grad) for p in params]
+        rows = int(samples[0].shape[0])
+        out = []
+        try:
+            for i in range(rows):
+                for p, g in zip(params, samples):
+                    p.grad_sample = g[i:i + 1].clone()
+                    p.summed_grad = None
+                clip()
+                out.append(torch.cat([p.summed_grad.detach().reshape(-1) for p in params]))
+        finally:
+            for p, (grad_sample, summed) in zip(params, saved):
+                p.grad_sample, p.summed_grad = grad_sample, summed
+        return torch.stack(out)
+
+    # ------------------------------------------------------------------ noisy steps
+    def _before_noisy_step(self, optimizer: Any) -> None:
+        import torch
+
+        from ..opacus_hooks import _declared_scale
+
+        index = len(self.step_batches)
+        changed = self._changed()
+        if changed:
+            where = "after attach" if index == 0 else f"after noisy step {index}"
+            self.unexplained.append(f"{len(changed)} parameter tensor(s) changed {where} and before the next noisy step")
+        self.step_batches.append(np.array(self._current, dtype=np.int64))
+        self._current = []
+        bound = float(optimizer.max_grad_norm)
+        sigma = float(optimizer.noise_multiplier)
+        params = [p for p in optimizer.params if p.grad is not None and getattr(p, "summed_grad", None) is not None]
+        if not params or len(params) != len(optimizer.params) or bound <= 0:
+            self.unwitnessed_noise += 1
+            return
+        divisor = _declared_scale(optimizer)
+        with torch.no_grad():
+            noise = torch.cat([(divisor * p.grad - p.summed_grad).reshape(-1) for p in params]).to(torch.float64)
+        squares = float(noise.dot(noise))
+        self.step_noise.append((int(noise.numel()), squares / bound ** 2, sigma, bound))
+        if sigma > 0:
+            z = noise / (sigma * bound)
+            self._noise_sum = z.clone() if self._noise_sum is None else self._noise_sum + z
+            self._noise_squares += float(z.dot(z))
+            self._noise_steps += 1
+
+    def independence_statistics(self) -> tuple[int, int, float, float]:
+        """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
+        if self._noise_sum is None:
+            return 0, 0, 0.0, 0.0
+        total = float(self._noise_sum.dot(self._noise_sum))
+        return self._noise_steps, int(self._noise_sum.numel()), total, self._noise_squares
+
+    # ------------------------------------------------------------------ the end of the run
+    def finish(self, model: Any) -> None:
+        """File the reads left after the last noisy step and compare the model returned with the last noisy
+        step's parameters."""
+        import torch
+
+        left = self.dataset.take()
+        self.stray_after += len(left) + len(self._current)
+        self._current = []
+        self.bulk_after_attach = self.dataset.bulk[len(self.bulk_before_attach):]
+        if model is None:
+            self.unexplained.append("the train function returned no model, so the model released cannot be compared "
+                                    "with the last noisy step")
+            return
+        returned = list(model.parameters()) if hasattr(model, "parameters") else []
+        ids = {id(p): k for k, p in enumerate(self._params)}
+        snapshot = list(self._snapshot.split([p.numel() for p in self._params])) if self._params else []
+        snapshot = [s.view_as(p) for s, p in zip(snapshot, self._params)]
+        if returned and all(id(p) in ids for p in returned):
+            pairs = [(p, snapshot[ids[id(p)]]) for p in returned]
+        elif len(returned) == len(self._params) and all(p.shape == s.shape for p, s in zip(returned, snapshot)):
+            pairs = list(zip(returned, snapshot))
+        else:
+            self.unexplained.append(f"the model returned ({type(model).__name__}) does not hold the attached model's "
+                                    "parameters, so what it learnt cannot be traced to the noisy steps")
+            return
+        changed = sum(not torch.equal(p.detach(), s) for p, s in pairs)
+        if changed:
+            where = "after attach" if not self.step_batches else f"after the last noisy step ({len(self.step_batches)})"
+            self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
+
+
+def _matches(target: list[Any], reference: list[Any], bound: float) -> bool:
+    """Whether the clipped sum equals the reference (both per parameter) up to float32 rounding, relative to
+    the reference's norm (at least C)."""
+    gap = sum(float((t - r).square().sum()) for t, r in zip(target, reference))
+    size = sum(float(r.square().sum()) for r in reference)
+    return gap ** 0.5 <= _TOLERANCE * max(size ** 0.5, bound)
