@@ -795,8 +795,9 @@ def write_report(rows: list[dict], soundness: list[dict], hostile: list[dict], t
     if timings:
         lines += ["", "## The test command", "",
                   "The README's test command (`python -m pytest`: `tests` and `proofs`), timed whole (`--time-tests`). The",
-                  "machine is shared with other work: the load average before and after says how busy it was, and a run",
-                  "under a load of L on C cores takes roughly (L + 1) / C times as long as on idle cores.", "",
+                  "machine is shared with other work: the load average (1 minute) before and after the run says how busy",
+                  "it was; a run under load says nothing exact about the idle time (the target: 4 minutes on two idle cores,",
+                  "10 minutes under a load of 8).", "",
                   "| when | cores | load before / after | seconds | exit | summary |", "|---|---|---|---|---|---|"]
         lines += [f"| {t['stamp']} | {t['cores']} | {t['load_before']} / {t['load_after']} | {t['seconds']:.0f} | {t['exit_code']} | "
                   f"{t['summary']} |" for t in timings]
