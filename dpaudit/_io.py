@@ -8,9 +8,15 @@ carries the manifest (``manifest.json``, ``"written_by": "dpaudit"``) of an earl
 is refused up front: a directory holding other files, a file, a symbolic link, the home directory, ``/``,
 the working directory or one of its parents. The report is built in a hidden directory inside the target
 and its files are moved in one by one while interrupts are held back; the target itself is never
-renamed, so a mount point or a directory in a read-only parent works. Files of the previous report that
-this one does not produce are removed only when the previous manifest names them and they are plain
-files matching the report's own names; a user's file is never deleted or overwritten.
+renamed, so a mount point or a directory in a read-only parent works. A manifest is trusted only for the
+files whose content dpaudit recognises as its own (:func:`written_by_dpaudit`): files of the previous
+report that this one does not produce are removed only when the manifest names them, they are plain files
+matching the report's own names and their content is dpaudit's; a user's file is never deleted or
+overwritten.
+
+Output files (``--junit``, ``--write-baseline``, ``budget dpsgd --plot``) are checked the same way before
+anything runs (:func:`check_output_file`): never an input of the run (the config, a baseline being read),
+never another output of it, and an existing file only when dpaudit wrote it.
 """
 
 from __future__ import annotations
@@ -30,12 +36,15 @@ from pathlib import Path
 from .errors import ConfigError
 
 __all__ = ["atomic_write_text", "atomic_write", "check_writable_file", "check_writable_directory", "check_report_directory",
-           "report_directory", "file_mode", "MANIFEST", "WRITTEN_BY"]
+           "report_directory", "file_mode", "check_output_file", "written_by_dpaudit", "MANIFEST", "WRITTEN_BY", "PNG_METADATA"]
 
 MANIFEST = "manifest.json"
 WRITTEN_BY = "dpaudit"
 _BUILDING = ".dpaudit-building-"
 _OWNER = ".owner"  # inside a build directory: the pid of the process building it
+PNG_METADATA = {"Software": WRITTEN_BY}  # every PNG dpaudit writes carries it (a tEXt chunk), so it can be recognised
+_PNG_MARK = b"tEXtSoftware\x00" + WRITTEN_BY.encode()
+_JSON_LIMIT = 256 * 2**20  # a JSON file larger than this is not read to be recognised (dpaudit's are far smaller)
 
 
 def _umask() -> int:
@@ -155,18 +164,97 @@ def _refusal(target: Path) -> str | None:
             "give a new or empty directory")
 
 
-def check_report_directory(path: str | Path, patterns: tuple[str, ...], what: str = "report") -> Path:
+def check_report_directory(path: str | Path, patterns: tuple[str, ...], what: str = "report",
+                           inputs: dict[str, str | Path] | None = None) -> Path:
     """Raise ConfigError (naming the path and what is in the way) unless ``path`` may be used as dpaudit's
-    report directory; OSError when its parent cannot be created or written."""
+    report directory: not refused by its kind or location, holding no file named like a report file that
+    dpaudit did not write, and no input of the run (``inputs``: label -> path) under a report file's name;
+    OSError when its parent cannot be created or written."""
     target = Path(path)
     reason = _refusal(target)
+    if reason is None and target.is_dir():
+        reason = _in_the_way(target, patterns, inputs or {})
     if reason is not None:
-        raise ConfigError(f"--{what} {target}: refused: {reason}")
+        raise ConfigError(f"--{what} {target}: refused: {reason}; nothing was run")
     if target.is_dir():
         _probe_directory(target, what, target)
     else:
         check_writable_directory(target, what)
     return target
+
+
+def written_by_dpaudit(path: str | Path) -> bool:
+    """Whether the regular file at ``path`` holds content dpaudit writes (judged by content, never by name):
+    a PNG carrying dpaudit's ``Software`` text chunk; a JUnit document of ``dpaudit check``; a report or
+    baseline JSON (an object with ``config`` and an ``audits`` list); dpaudit's Markdown or HTML report."""
+    target = Path(path)
+    try:
+        if not stat.S_ISREG(os.lstat(target).st_mode):
+            return False
+        with open(target, "rb") as handle:
+            head = handle.read(65536)
+        if head.startswith(b"\x89PNG\r\n\x1a\n"):
+            return _PNG_MARK in head
+        text = head.decode("utf-8", "replace").lstrip("\ufeff")
+        if text.startswith("<?xml"):
+            return '<testsuites name="dpaudit check"' in text[:4096]
+        if text.startswith("# dpaudit "):
+            return True
+        if text.startswith("<!DOCTYPE html>"):
+            return "<title>dpaudit " in text[:4096]
+        if text.lstrip().startswith("{") and target.stat().st_size <= _JSON_LIMIT:
+            document = json.loads(target.read_text(encoding="utf-8"))
+            return isinstance(document, dict) and "config" in document and isinstance(document.get("audits"), list)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return False
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_file(path: str | Path, what: str, flag: str, inputs: dict[str, str | Path] | None = None,
+                      outputs: dict[str, str | Path] | None = None) -> Path:
+    """Refuse (ConfigError naming ``flag`` and the path) an output file that is one of the run's ``inputs``
+    (label -> path: the config, a baseline being read), the same path as another of its ``outputs`` (flag ->
+    path) or an existing file dpaudit did not write (an empty one, as ``mktemp`` leaves, may be replaced); then check that
+    it can be written (OSError otherwise)."""
+    target = Path(path)
+    for label, other in (inputs or {}).items():
+        if other is not None and _same_file(target, Path(other)):
+            raise ConfigError(f"{flag} {target}: refused: it is {label}; nothing was run (give another file)")
+    for other_flag, other in (outputs or {}).items():
+        if other is not None and _same_file(target, Path(other)):
+            raise ConfigError(f"{flag} {target}: refused: {other_flag} writes the same file; nothing was run")
+    if os.path.lexists(target) and not target.is_dir():
+        if os.path.islink(target):
+            raise ConfigError(f"{flag} {target}: refused: it is a symbolic link; nothing was run (give the real file)")
+        if target.stat().st_size > 0 and not written_by_dpaudit(target):  # an empty file (mktemp) holds nothing to lose
+            raise ConfigError(f"{flag} {target}: refused: the file exists and dpaudit did not write it; nothing was run "
+                              "(move it away or give a new file name)")
+    return check_writable_file(target, what)
+
+
+def _in_the_way(target: Path, patterns: tuple[str, ...], inputs: dict[str, str | Path]) -> str | None:
+    """Why a report written into the existing directory ``target`` could replace a file it must not: an input
+    of the run, or a file named like a report file whose content dpaudit does not recognise."""
+    def report_name(name: str) -> bool:
+        return name != MANIFEST and any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+    for label, other in inputs.items():
+        if other is not None and report_name(Path(other).name) and _same_file(Path(other).parent, target):
+            return f"it holds {Path(other).name}, {label}, which the report would replace"
+    foreign = sorted(entry.name for entry in target.iterdir()
+                     if report_name(entry.name) and not entry.is_dir() and not written_by_dpaudit(entry))
+    if foreign:
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        return (f"{', '.join(foreign[:5])}{more} there {'is' if len(foreign) == 1 else 'are'} named like report files but "
+                "dpaudit did not write them (move them away or choose another directory)")
+    return None
 
 
 def _manifest(directory: Path) -> list[str] | None:
@@ -182,18 +270,16 @@ def _manifest(directory: Path) -> list[str] | None:
 
 def _owned_files(directory: Path, patterns: tuple[str, ...]) -> set[str]:
     """Names a previous report wrote, validated: plain names (no separator, no ``..``, not hidden) matching
-    the report's own file-name patterns, that are regular files (never a directory or a link)."""
+    the report's own file-name patterns, that are regular files (never a directory or a link) whose content
+    dpaudit recognises as its own (a forged manifest cannot hand a user's file over)."""
     owned = set()
     for name in _manifest(directory) or []:
         if not name or name != os.path.basename(name) or "/" in name or "\\" in name or name.startswith("."):
             continue
         if name == MANIFEST or not any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
             continue
-        try:
-            if stat.S_ISREG(os.lstat(directory / name).st_mode):
-                owned.add(name)
-        except OSError:
-            continue
+        if written_by_dpaudit(directory / name):  # a regular file whose content is dpaudit's
+            owned.add(name)
     return owned
 
 

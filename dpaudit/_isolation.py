@@ -18,6 +18,14 @@ The child dies with the parent. Its parent-death signal is SIGKILL (``prctl(PR_S
 and a watchdog process in its group holds the read end of a pipe only the parent can write: when the
 parent dies, however it dies (SIGKILL included), the pipe reaches end-of-file and the watchdog kills the
 group. Where ``fork`` does not exist the function runs in this process (no hard bounds).
+
+No descendant outlives the child, whatever it does (a new session, a double fork). On Linux the child is a
+child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): an orphan anywhere below it is re-parented to it rather
+than to init, so its tree, read from ``/proc``, holds every process it started. When the function returns
+or raises, the child ends every descendant (its watchdog excepted) before it reports; when the parent stops
+it (a timeout, an interrupt), the parent freezes it (SIGSTOP) and ends its whole tree, then the child. A
+child that dies on its own (a crash) leaves its orphans to the nearest subreaper above it: a child that
+runs children of its own ends the orphans it adopts that it did not start.
 """
 
 from __future__ import annotations
@@ -35,9 +43,12 @@ from typing import Any
 __all__ = ["IsolatedError", "run_isolated", "isolation_available", "phase", "HEARTBEAT_SECONDS", "describe_exit", "describe_exit_code"]
 
 HEARTBEAT_SECONDS = 10.0
+EXIT_POLL_SECONDS = 0.5  # how often a silent child is looked at: has it ended?
 STOP_GRACE_SECONDS = 2.0  # an interrupted command's child may clean up (temporary files) this long
 _DEFERRED = {signal.SIGINT, signal.SIGTERM}
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_SWEEP_ROUNDS = 100  # rounds of "list the tree, kill it": a process may fork between the two
 
 
 class IsolatedError(Exception):
@@ -73,6 +84,89 @@ _channel: _Channel | None = None
 _phases: list[str] = []
 _failed_in: list[str] = []  # the innermost phase an exception left
 _bounds: list[int] = []  # the memory limit set in this child, if any
+_adopter: list[int] = []  # [watchdog pid] in a child that is a subreaper; empty elsewhere
+_starting = threading.Lock()  # held while a child is forked: an orphan sweep never takes a child being started
+
+
+def _process_table() -> dict[int, tuple[int, str]] | None:
+    """pid -> (parent pid, state letter) of every process, from /proc (None where there is no /proc)."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                data = handle.read()
+            fields = data[data.rindex(b")") + 2:].split()
+            table[int(name)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def _tree(table: dict[int, tuple[int, str]], root: int) -> list[int]:
+    """The descendants of ``root`` in ``table`` (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, stack = [], list(children.get(root, ()))
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(children.get(pid, ()))
+    return found
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except OSError:
+        pass
+
+
+def end_descendants(root: int | None = None, spare: set[int] | frozenset[int] = frozenset()) -> int:
+    """SIGKILL every live descendant of ``root`` (default: this process) but those in ``spare`` and their trees,
+    until none is left (processes that fork meanwhile are found in the next round); reap the ones that were
+    this process's children. Returns how many processes were ended (0 where there is no /proc)."""
+    root = os.getpid() if root is None else root
+    ended: set[int] = set()
+    for _ in range(_SWEEP_ROUNDS):
+        table = _process_table()
+        if table is None:
+            return 0
+        spared = set(spare)
+        for pid in spare:
+            spared.update(_tree(table, pid))
+        alive = [pid for pid in _tree(table, root) if pid not in spared and table[pid][1] not in "ZX"]
+        for pid in [pid for pid in _tree(table, root) if pid not in spared and table[pid][1] in "ZX"]:
+            if table[pid][0] == os.getpid():
+                _reap(pid)
+        if not alive:
+            break
+        for pid in alive:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                ended.add(pid)
+            except OSError:
+                pass
+        for pid in alive:
+            if table[pid][0] == os.getpid():
+                _reap(pid)
+    return len(ended)
+
+
+def _adopted_orphans() -> None:
+    """In a subreaper child: end the processes re-parented to it (orphans of a child that crashed), sparing
+    the children it started itself (its watchdog, the children of multiprocessing, a child being started)."""
+    if not _adopter or os.getpid() != (_channel.pid if _channel is not None else None):
+        return
+    with _starting:
+        own = {_adopter[0], *(child.pid for child in multiprocessing.active_children() if child.pid)}
+        end_descendants(spare=frozenset(own))
 
 
 @contextmanager
@@ -138,15 +232,27 @@ def _set_parent_death_signal(parent: int) -> None:
         os._exit(1)
 
 
-def _start_watchdog(read_fd: int) -> None:
+def _become_subreaper() -> bool:
+    """Make this process the child subreaper of its tree (Linux): orphans below it are re-parented to it."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _start_watchdog(read_fd: int) -> int | None:
     """Fork a process into this group that kills the group when ``read_fd`` reaches end-of-file (the
-    parent, the only writer, is gone)."""
+    parent, the only writer, is gone); its pid."""
     try:
         pid = os.fork()
     except OSError:
-        return
+        return None
     if pid:
-        return
+        return pid
     try:
         for number in (signal.SIGINT, signal.SIGTERM):
             signal.signal(number, signal.SIG_DFL)
@@ -219,7 +325,8 @@ def _stopped(signum: int, frame: object) -> None:
 
 def _child(connection: Any, watch: tuple[int, int], parent: int, main_thread: bool, memory_limit: int | None,
            forward_output: bool, function: Callable[..., Any], arguments: tuple) -> None:
-    global _channel
+    global _channel, _starting
+    _starting = threading.Lock()  # forked while the parent held it: a fresh one here
     read_fd, write_fd = watch
     os.close(write_fd)  # the parent alone may hold the write end: its death is the watchdog's end-of-file
     try:
@@ -228,7 +335,9 @@ def _child(connection: Any, watch: tuple[int, int], parent: int, main_thread: bo
         pass
     if main_thread:
         _set_parent_death_signal(parent)
-    _start_watchdog(read_fd)
+    subreaper = _become_subreaper()
+    watchdog = _start_watchdog(read_fd)
+    _adopter[:] = [watchdog] if subreaper and watchdog is not None else []
     os.close(read_fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # interrupts are the parent's to handle: it stops this group
     signal.signal(signal.SIGTERM, _stopped if forward_output else signal.SIG_DFL)
@@ -244,6 +353,8 @@ def _child(connection: Any, watch: tuple[int, int], parent: int, main_thread: bo
         message: tuple = ("ok", function(*arguments))
     except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
         message = ("error", *describe_exit(exc))
+    if _adopter:  # nothing it started outlives it: new sessions and double forks included (they were re-parented here)
+        end_descendants(spare=frozenset(_adopter))
     try:
         _channel.send(message)
     except Exception as exc:  # an unpicklable result
@@ -252,6 +363,14 @@ def _child(connection: Any, watch: tuple[int, int], parent: int, main_thread: bo
 
 
 def _stop(process: Any) -> None:
+    """End the child and everything below it: frozen first (it cannot start more), its tree ended (new
+    sessions included), then its group and itself."""
+    if process.is_alive():  # not yet reaped: its pid is still its own
+        try:
+            os.kill(process.pid, signal.SIGSTOP)
+            end_descendants(process.pid)
+        except OSError:
+            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
@@ -291,7 +410,8 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
     current, phase_deadline, phase_limit = None, None, None
     try:
         try:
-            process.start()
+            with _starting:
+                process.start()
         finally:
             os.close(watch[0])
             signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a held-back interrupt is raised here
@@ -301,7 +421,12 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
             now = time.monotonic()
             limits = [last_beat + HEARTBEAT_SECONDS - now] + ([started + timeout - now] if timeout is not None else []) + \
                      ([phase_deadline - now] if phase_deadline is not None else [])
-            if receiver.poll(max(0.0, min(limits))):
+            # the child's exit is looked for too (a descendant that inherited the pipe, or the sentinel, holds back
+            # the end-of-file that tells of a crash): every EXIT_POLL_SECONDS while nothing arrives
+            ready = receiver.poll(max(0.0, min(limits + [EXIT_POLL_SECONDS])))
+            if not ready and not process.is_alive():
+                ready = receiver.poll(0) or "ended"
+            if ready is True:
                 try:
                     message = receiver.recv()
                 except (EOFError, OSError):
@@ -314,6 +439,9 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
                     current = message[1]
                     phase_limit = message[2] if message[2] is not None else (phase_timeout if message[3] else None)
                     phase_deadline = time.monotonic() + phase_limit if current is not None and phase_limit is not None else None
+            elif ready == "ended":  # the child ended without a result
+                message = None
+                break
             now = time.monotonic()  # deadlines hold even while the child keeps writing output
             if phase_deadline is not None and now >= phase_deadline:
                 _stop(process)
@@ -349,6 +477,7 @@ def run_isolated(function: Callable[..., Any], arguments: tuple, *, timeout: flo
                 process.join(STOP_GRACE_SECONDS)
             _stop(process)
         os.close(watch[1])  # last: its end-of-file makes the watchdog kill whatever is left of the group
+        _adopted_orphans()  # a child that crashed left its orphans to this process (when it is a subreaper)
 
 
 def describe_exit_code(code: int | None) -> str:

@@ -16,13 +16,16 @@ import re
 
 from .errors import InvalidArgument
 
-__all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_ENTRY_TIMEOUT", "IMPORT_TIMEOUT", "WORKERS_PER_CORE", "parse_memory",
+__all__ = ["DEFAULT_MEMORY_LIMIT", "DEFAULT_ENTRY_TIMEOUT", "IMPORT_TIMEOUT", "WORKERS_PER_CORE", "MAX_SAMPLES", "parse_memory",
            "process_memory_limit", "memory_limit_note", "format_bytes", "cap_workers"]
 
 DEFAULT_MEMORY_LIMIT = 2 * 2**30
 DEFAULT_ENTRY_TIMEOUT = 1800.0
 IMPORT_TIMEOUT = 300.0
 WORKERS_PER_CORE = 4
+#: Most samples per input an audit or accuracy check may be given: its blocks are planned up front (one entry
+#: per 65,536 samples), and at 10^11 an audit already runs for hours; beyond it the plan alone exhausts memory.
+MAX_SAMPLES = 10**11
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6, "mib": 2**20,
           "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12, "tib": 2**40}
 

@@ -17,21 +17,27 @@ from .errors import InvalidArgument, MechanismError
 __all__ = ["load_object", "load_pairs", "pairs_from"]
 
 
-def _importable_first(directories: list[str]) -> None:
-    """Put ``directories`` at the front of sys.path, in this order."""
-    for directory in reversed(directories):
-        if directory in sys.path:
+def _place(directories: list[str], first: bool) -> None:
+    """Put ``directories`` (in this order) at the front of sys.path, or at its end."""
+    for directory in directories:
+        while directory in sys.path:
             sys.path.remove(directory)
-        sys.path.insert(0, directory)
+    if first:
+        sys.path[0:0] = directories
+    else:
+        sys.path.extend(directories)
 
 
 def load_object(spec: str, name: str = "mechanism", base: str | os.PathLike | None = None) -> Any:
     """Import ``module:attribute`` (attribute may be dotted). Modules are looked up in ``base`` first (a
-    gate file's directory), then in the current directory, then on the usual path."""
+    gate file's directory), then in the current directory, then on the usual path. Those directories lead
+    sys.path only while the user's module is imported; afterwards they follow it, so a file of the user's
+    (a ``matplotlib.py`` beside the config) can never shadow a module dpaudit imports later (its plots)."""
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise InvalidArgument(name, f"{name}={spec!r} must look like 'package.module:attribute'")
     module_name, attribute = spec.split(":")
-    _importable_first(([os.path.abspath(base)] if base is not None else []) + [os.getcwd()])
+    directories = list(dict.fromkeys(([os.path.abspath(base)] if base is not None else []) + [os.getcwd()]))
+    _place(directories, first=True)
     try:
         with phase(f"importing module {module_name!r} ({name}={spec!r})", bounded=True):
             value: Any = importlib.import_module(module_name)
@@ -40,6 +46,8 @@ def load_object(spec: str, name: str = "mechanism", base: str | os.PathLike | No
                              "end the process") from None
     except Exception as exc:
         raise InvalidArgument(name, f"{name}={spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from exc
+    finally:
+        _place(directories, first=False)  # still found (modules the user's code imports later), never first
     for part in attribute.split("."):
         if not hasattr(value, part):
             raise InvalidArgument(name, f"{name}={spec!r}: {module_name!r} has no attribute {attribute!r}")

@@ -120,9 +120,9 @@ def test_bad_binary_files(tmp_path, capsys):
     assert code == 2 and "unknown format" in err
 
 
-def test_missing_file_is_an_io_error(tmp_path, capsys):
+def test_missing_file_is_a_usage_error_like_a_missing_config(tmp_path, capsys):
     code, _, err = run(capsys, "scores", tmp_path / "absent.csv")
-    assert code == 3 and "absent.csv" in err
+    assert code == 2 and "absent.csv" in err
 
 
 def test_bad_arguments_exit_2(tmp_path, capsys):

@@ -18,15 +18,14 @@ def _case(module, name):
     return next(case for case in module.cases() if case.name == name)
 
 
-def test_diffprivlib_laplace_passes_and_mean_under_add_remove_is_caught():
+def test_diffprivlib_laplace_passes():
+    # tools.mean under add/remove (pair [0] vs [0, 1], pair epsilon about 1.19) is caught in
+    # benchmarks/bench_third_party.py (reports/third_party.md): 30 s of a slow library's calls, too slow for the tests
     module = pytest.importorskip("diffprivlib_adapter", exc_type=ImportError)
     laplace = _case(module, "diffprivlib Laplace")
     result = dpaudit.audit(laplace.mechanism, *laplace.pairs[0], laplace.epsilon, samples=40_000, seed=0, workers=1,
                            sequential=False)  # how tight the whole budget gets (a futility stop reports less)
     assert not result.violated and result.epsilon_lower > 0.8
-    mean = _case(module, "diffprivlib tools.mean (add/remove)")
-    result = dpaudit.audit(mean.mechanism, *mean.pairs[0], mean.epsilon, samples=60_000, seed=0, workers=2)
-    assert result.violated  # pair [0] vs [0, 1]: pair epsilon about 1.19
 
 
 def test_opendp_laplace_matches_its_privacy_map():

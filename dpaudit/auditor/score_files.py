@@ -71,7 +71,7 @@ def _numeric(path: str, values: np.ndarray, column: str, what: str = "row", firs
 
 
 def _read_csv(path: str, score_column: str, label_column: str) -> ScoreFile:
-    with open(path, newline="") as handle:
+    with open(path, newline="", encoding="utf-8-sig") as handle:  # a byte-order mark (spreadsheet programs) is dropped
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:

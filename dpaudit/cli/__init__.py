@@ -47,6 +47,9 @@ limits: each command runs in a child process with at most $DPAUDIT_MEMORY_LIMIT 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpaudit", description="Differential-privacy accounting, auditing and CI gating.",
                                      epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from .._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     budget.register(subparsers)
     audit.register(subparsers)
@@ -85,11 +88,15 @@ def _classify(exc: BaseException) -> tuple[int, str]:
     """The exit code and the stderr line of an exception that ended a command."""
     if isinstance(exc, (MechanismError, ClusterError)):
         return EXIT_INCOMPLETE, _line(exc, EXIT_INCOMPLETE)
+    if isinstance(exc, DPAuditError) and isinstance(exc.__context__, MemoryError):  # e.g. a grid past the memory limit
+        return EXIT_INCOMPLETE, _line(f"out of memory: {exc}; {memory_limit_note()}", EXIT_INCOMPLETE)
     if isinstance(exc, (DPAuditError, ValueError, TypeError)):
         return EXIT_USAGE, _line(exc, EXIT_USAGE)
     if isinstance(exc, OSError):  # I/O: unwritable report, missing directory, full disk
         detail = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
         return EXIT_INCOMPLETE, _line(f"I/O error: {detail}", EXIT_INCOMPLETE)
+    if isinstance(exc, ImportError) and "cannot allocate memory" in str(exc).lower():  # a library mapped past the limit
+        return EXIT_INCOMPLETE, _line(f"out of memory while importing ({exc}); {memory_limit_note()}", EXIT_INCOMPLETE)
     if isinstance(exc, MemoryError):
         return EXIT_INCOMPLETE, _line(f"out of memory{f' ({exc})' if str(exc) else ''}; {memory_limit_note()}", EXIT_INCOMPLETE)
     return EXIT_INCOMPLETE, _line(f"internal error ({type(exc).__name__}: {exc})", EXIT_INCOMPLETE)

@@ -9,7 +9,18 @@ from typing import Any
 from ..errors import InvalidArgument
 from ..reporting import to_json, visible
 
-__all__ = ["emit", "json_argument", "positive_seconds", "sample_count", "capped_workers"]
+__all__ = ["emit", "json_argument", "positive_seconds", "sample_count", "capped_workers", "expand_paths"]
+
+
+def expand_paths(args: Any, *names: str) -> None:
+    """Expand a leading ``~`` in the path arguments ``names`` of ``args`` (a quoted ``'~/out'`` reaches dpaudit
+    unexpanded: it means the home directory there too, never a folder named ``~``)."""
+    import os
+
+    for name in names:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value.startswith("~"):
+            setattr(args, name, os.path.expanduser(value))
 
 
 def capped_workers(workers: int | None) -> int | None:
@@ -68,6 +79,10 @@ def sample_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a count (examples: 1000000, 1e6, 1_000_000)") from None
     if isinstance(value, float) and not (value.is_integer() and value < 2**63):
         raise argparse.ArgumentTypeError(f"{text!r} must be a whole number")
+    from .._limits import MAX_SAMPLES
+
     if int(value) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    if int(value) > MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at most {MAX_SAMPLES:.0e} (an audit's plan of blocks must fit in memory)")
     return int(value)

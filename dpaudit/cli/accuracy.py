@@ -41,8 +41,10 @@ def _accuracy(args: argparse.Namespace) -> int:
         data = json_argument(args.data, "data")
     if data is None:
         raise InvalidArgument("data", "give --data JSON (or use --example)")
+    from ..gate.read_only_inputs import read_only_inputs
+
     error = load_object(args.error, "error") if args.error else None
-    result = check_accuracy(mechanism, data, alpha=args.alpha, beta=args.beta, error=error, samples=args.samples,
+    result = check_accuracy(read_only_inputs(mechanism, f"mechanism {args.mechanism or args.example}"), data, alpha=args.alpha, beta=args.beta, error=error, samples=args.samples,
                             confidence_level=args.confidence_level, seed=args.seed, name=args.example or args.mechanism)
     emit(result.to_dict(), result.summary(), args.json)
     return 1 if result.holds is False else 0

@@ -20,7 +20,9 @@ def _run(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     from ..auditor import audit, search_pairs, statdp_query_pairs
 
-    mechanism = load_object(args.mechanism, "mechanism")
+    from ..gate.read_only_inputs import read_only_inputs
+
+    mechanism = read_only_inputs(load_object(args.mechanism, "mechanism"), f"mechanism {args.mechanism}")
     args.workers = capped_workers(args.workers)
     common = dict(epsilon=args.epsilon, delta=0.0 if args.delta is None else args.delta, samples=args.samples,
                   confidence_level=args.confidence_level, seed=args.seed, workers=args.workers, scheduler=args.scheduler,

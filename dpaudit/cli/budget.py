@@ -58,7 +58,7 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str, theorems
 
 def _guarantee_text(title: str, guarantee, extra: str = "") -> str:
     return (
-        f"{title}\n  epsilon_upper = {format_number(guarantee.epsilon, 10)}\n  delta = {format_number(guarantee.delta, 6)}"
+        f"{title}\n  epsilon_upper = {format_number(guarantee.epsilon, 10, 'up')}\n  delta = {format_number(guarantee.delta, 6)}"
         f"{extra}\n({UPPER_NOTE})"
     )
 
@@ -104,7 +104,7 @@ def _compare(args: argparse.Namespace) -> int:
     table = format_table(
         ["theorem", "sampling", "epsilon_upper", "delta", "tightest", "note"],
         [[r.theorem, "none" if r.sampling_probability is None else f"Poisson q={r.sampling_probability:g}",
-          r.epsilon_upper, r.delta, "<- tightest" if r.tightest else "", r.note] for r in rows],
+          format_number(r.epsilon_upper, 6, "up"), r.delta, "<- tightest" if r.tightest else "", r.note] for r in rows],
     )
     text = (
         f"k = {args.k} steps of ({args.epsilon:g}, {step_delta:g})-DP at total delta = {total_delta:g}\n"
@@ -217,7 +217,8 @@ def _per_step(args: argparse.Namespace) -> int:
     text = (
         f"largest per-step epsilon for {args.k} steps within ({args.target_epsilon:g}, {args.target_delta:g})-DP{sampled}\n"
         + format_table(["theorem", "per_step_epsilon", "largest", "note"],
-                       [[r["theorem"], r["per_step_epsilon_lower"], "<- largest" if r["largest"] else "", r["note"]] for r in results])
+                       [[r["theorem"], format_number(r["per_step_epsilon_lower"], 6, "down"), "<- largest" if r["largest"] else "",
+                         r["note"]] for r in results])
         + "\n(per-step values are rounded down: k steps of them never exceed the target)"
     )
     payload = {"command": "per-step", "bound": "lower (safe per-step budget)",
@@ -238,9 +239,10 @@ def _dpsgd_closed_forms(sigma: float, q: float, steps: int, delta: float, neighb
     mu = (2.0 if neighbouring == "replace_one" else 1.0) / sigma
     rows = []
     for theorem in ("basic", "advanced", "optimal"):
-        share = delta / (steps * q) if theorem == "basic" else delta / (2 * steps * q)
-        step_eps = gaussian_epsilon(min(share, 0.5), mu)
-        amplified = amplify(step_eps, min(share, 0.5), q)
+        # the per-step delta: the total's share, at most 1/2 (a share above it, at a tiny q, would not be a delta)
+        share = min(delta / (steps * q) if theorem == "basic" else delta / (2 * steps * q), 0.5)
+        step_eps = gaussian_epsilon(share, mu)
+        amplified = amplify(step_eps, share, q)
         note = f"per step eps0={step_eps:.4g}, delta0={share:.3g}"
         try:
             if theorem == "basic":
@@ -272,10 +274,16 @@ def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: 
         rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
                  "note": _pld_skipped_note(steps)}]
     else:
-        pld = PLDAccountant(neighbouring).compose(event)
-        lower, upper = pld.epsilon_interval(delta)
-        rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
-                 "note": f"exact value lies in [{format_number(lower, 6)}, {format_number(upper, 6)}]"}]
+        from ..errors import UnsupportedEventError
+
+        try:
+            pld = PLDAccountant(neighbouring).compose(event)
+            lower, upper = pld.epsilon_interval(delta)
+            rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": upper, "epsilon_lower": lower,
+                     "note": f"exact value lies in [{format_number(lower, 6, 'down')}, {format_number(upper, 6, 'up')}]"}]
+        except UnsupportedEventError as exc:  # the PLD refuses a grid it cannot bound: the other rows still answer
+            rows = [{"method": "pld (privacy loss distribution)", "label": "pld", "epsilon_upper": None, "epsilon_lower": None,
+                     "note": "not computed: " + " ".join(str(exc).split())}]
     try:
         rdp = RDPAccountant(neighbouring).compose(event).epsilon(delta)
         rows.append({"method": "rdp (Renyi DP)", "label": "rdp", "epsilon_upper": rdp, "epsilon_lower": None, "note": ""})
@@ -287,7 +295,7 @@ def _dpsgd_rows(sigma: float, q: float, steps: int, delta: float, neighbouring: 
 def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, neighbouring: str) -> None:
     import matplotlib
 
-    from .._io import atomic_write
+    from .._io import PNG_METADATA, atomic_write
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -311,7 +319,7 @@ def _dpsgd_plot(path: str, sigma: float, q: float, steps: int, delta: float, nei
     ax.legend(fontsize=8)
     fig.tight_layout()
     try:  # atomically: a full disk leaves no partial (or empty) PNG
-        atomic_write(path, lambda temporary: fig.savefig(temporary, dpi=120, format="png"))
+        atomic_write(path, lambda temporary: fig.savefig(temporary, dpi=120, format="png", metadata=PNG_METADATA))
     finally:
         plt.close(fig)
 
@@ -326,6 +334,15 @@ def _dpsgd(args: argparse.Namespace) -> int:
     if args.target_delta is None:
         raise InvalidArgument("target_delta", "budget dpsgd needs --target-delta (the total delta of the training run)")
     _check_targets(args, "steps")
+    if args.target_delta == 0.0:
+        raise InvalidArgument("target_delta", "--target-delta 0: DP-SGD's Gaussian noise is (epsilon, 0)-DP for no finite "
+                                              "epsilon; give the total delta of the training run in (0, 1), e.g. 1e-5")
+    if args.plot:  # before any accountant runs: never onto a file dpaudit did not write
+        from .._io import check_output_file
+        from ._output import expand_paths
+
+        expand_paths(args, "plot")
+        check_output_file(args.plot, "plot", "--plot")
     q, steps, delta, relation = args.sampling_probability, args.steps, args.target_delta, args.neighbouring
     inputs = vars_subset(args, "noise_multiplier", "target_epsilon", "sampling_probability", "steps", "target_delta", "neighbouring")
     if args.target_epsilon is not None:
@@ -340,7 +357,8 @@ def _dpsgd(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 rows.append({"accountant": name, "noise_multiplier": None, "note": str(exc)})
         text = (f"noise multiplier for {steps} DP-SGD steps, Poisson q={q:g}, to be ({args.target_epsilon:g}, {delta:g})-DP ({relation})\n"
-                + format_table(["accountant", "noise_multiplier", "note"], [[r["accountant"], r["noise_multiplier"], r["note"]] for r in rows])
+                + format_table(["accountant", "noise_multiplier", "note"], [[r["accountant"], format_number(r["noise_multiplier"], 6, "up"), r["note"]]
+                                                                                for r in rows])
                 + "\n(noise multipliers are rounded up: with them each accountant's epsilon is at most the target)")
         payload = {"command": "dpsgd", "bound": "noise multiplier (enough noise)", "inputs": inputs, "results": rows}
         if args.risk:
@@ -356,14 +374,15 @@ def _dpsgd(args: argparse.Namespace) -> int:
     rows = _dpsgd_rows(sigma, q, steps, delta, relation)
     text = (f"{steps} DP-SGD steps, noise multiplier {sigma:g}, Poisson q={q:g}, delta={delta:g} ({relation})\n"
             + format_table(["method", "epsilon_upper", "epsilon_lower", "note"],
-                           [[r["method"], r["epsilon_upper"], r["epsilon_lower"], r["note"]] for r in rows])
+                           [[r["method"], format_number(r["epsilon_upper"], 6, "up"), format_number(r["epsilon_lower"], 6, "down"),
+                             r["note"]] for r in rows])
             + f"\n({UPPER_NOTE}; epsilon_lower is the PLD's lower bound on the exact value)")
     payload = {"command": "dpsgd", "bound": "upper", "inputs": inputs, "results": rows}
     finite = [r for r in rows if r["epsilon_upper"] is not None]
     if finite:  # every row is a sound upper bound on the same epsilon: their minimum is one too
         best = min(finite, key=lambda r: r["epsilon_upper"])
         payload["best"] = {"epsilon_upper": best["epsilon_upper"], "method": best["label"]}
-        text += f"\ntightest sound bound: epsilon_upper = {format_number(best['epsilon_upper'], 6)} ({best['label']})"
+        text += f"\ntightest sound bound: epsilon_upper = {format_number(best['epsilon_upper'], 6, 'up')} ({best['label']})"
     if args.risk:
         from .risk import risk_section
 

@@ -8,7 +8,9 @@ stderr with ``--json``), the verdict line closes the run, and the report carries
 
 Outputs for CI: ``--junit FILE`` (JUnit XML, one test case per entry), ``--report DIR`` (report.md,
 self-contained report.html, report.json, figures) and, when ``$GITHUB_STEP_SUMMARY`` is set, a Markdown
-summary appended to that file. Output paths are checked before anything runs (an unwritable one: exit 3).
+summary appended to that file. Output paths are checked before anything runs: one that would replace the
+config, the baseline being read, another output or a file dpaudit did not write is refused (exit 2); an
+unwritable one is exit 3.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_text, check_report_directory, check_writable_file
+from .._io import atomic_write_text, check_output_file, check_report_directory
 from .._limits import parse_memory
 from ..reporting import visible
 from ..errors import ConfigError
-from ._output import emit, positive_seconds
+from ._output import emit, expand_paths, positive_seconds
 
 __all__ = ["register", "entry_line", "EXIT_FINDING", "EXIT_INCOMPLETE"]
 
@@ -81,6 +83,16 @@ def _record_problem(record: Any) -> str | None:
     delta = record.get("delta", 0.0)
     if not isinstance(delta, (int, float)) or isinstance(delta, bool) or not 0.0 <= delta < 1.0:
         return f"delta={delta!r} must be a number in [0, 1)"
+    from ..auditor.witness import witness_from_dict
+
+    witness = record["witness"]
+    if isinstance(witness, dict) and "event" in witness and "kind" not in witness:  # a curve audit's: its event
+        witness = witness["event"]
+    try:
+        witness_from_dict(witness)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as exc:
+        detail = visible(" ".join(str(exc).split()))
+        return f"its witness is not a dpaudit witness event ({type(exc).__name__}: {detail[:120]})"
     return None
 
 
@@ -99,13 +111,14 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
 
     where = f"{visible(config)}: " if config else ""
     name = visible(row["name"])
+    label = {"score_audit": "training" if row.get("entry") == "training_audit" else "scores"}.get(kind, kind)
     if row.get("error"):
-        return f"{kind:<8} {where}{name}: {_error_text(row)}"
+        return f"{label:<8} {where}{name}: {_error_text(row)}"
     if kind == "audit":
         regression = (row.get("regression") or {}).get("status")
         state = "VIOLATED" if row["violated"] else ("REGRESSION" if not row["passed"] else "pass")
-        curve = f", curve vs {visible(row['claim'])}: mu >= {format_number(row['mu_lower'], 4)}" if row.get("mode") == "curve" else ""
-        line = (f"audit    {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "
+        curve = f", curve vs {visible(row['claim'])}: mu >= {format_number(row['mu_lower'], 4, 'down')}" if row.get("mode") == "curve" else ""
+        line = (f"audit    {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"confidence {row['confidence_level']:.4g}{curve}) {state}" + (f" [baseline: {visible(regression)}]" if regression else ""))
         return line + "".join(f"\n         warning: {visible(w)}" for w in row.get("warnings") or ())
     if kind == "accuracy":
@@ -121,7 +134,7 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
         state = "VIOLATED" if row["violated"] else ("pass" if row.get("passed", True) else "FAILED")
         if failed and not row.get("passed", True):
             state += f" (failed: {', '.join(failed)})"
-        line = (f"scores   {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4)} (claimed {row['epsilon']:g}, "
+        line = (f"{label:<8} {where}{name}: epsilon >= {format_number(row['epsilon_lower'], 4, 'down')} (claimed {row['epsilon']:g}, "
                 f"delta {row['delta']:g}, confidence {row['confidence_level']:.4g}, {row['runs']} "
                 f"{'canaries' if row['one_run'] else 'runs'}) {state}")
         for check in row.get("checks") or ():  # the witnessed run's findings, each on its own line
@@ -131,9 +144,9 @@ def entry_line(kind: str, row: dict[str, Any], config: str = "") -> str:
             line += f"\n         update_scale: {visible(str(row.get('update_scale')))}"
         return line + "".join(f"\n         warning: {visible(str(w))}" for w in row.get("warnings") or ())
     if "max_delta" in row and row.get("max_delta") is not None:
-        return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5)} ({visible(row['method'])}) vs max "
+        return (f"budget   {where}{name}: delta <= {format_number(row['delta_upper'], 5, 'up')} ({visible(row['method'])}) vs max "
                 f"{row['max_delta']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
-    return (f"budget   {where}{name}: epsilon <= {format_number(row['epsilon_upper'], 5)} ({visible(row['method'])}) vs max "
+    return (f"budget   {where}{name}: epsilon <= {format_number(row['epsilon_upper'], 5, 'up')} ({visible(row['method'])}) vs max "
             f"{row['max_epsilon']:g}{_risk_text(row)}: {'pass' if row['passed'] else 'EXCEEDED'}")
 
 
@@ -144,9 +157,9 @@ def _risk_text(row: dict[str, Any]) -> str:
     parts = []
     for check in row.get("risk") or ():
         if check["target"] == "max_tpr_at_fpr":
-            parts.append(f"TPR at FPR {check['fpr']:g} <= {format_number(check['tpr_upper'], 4)} vs max {check['max']:g}")
+            parts.append(f"TPR at FPR {check['fpr']:g} <= {format_number(check['tpr_upper'], 4, 'up')} vs max {check['max']:g}")
         else:
-            parts.append(f"advantage <= {format_number(check['advantage_upper'], 4)} vs max {check['max']:g}")
+            parts.append(f"advantage <= {format_number(check['advantage_upper'], 4, 'up')} vs max {check['max']:g}")
     return "".join(f"; {part}" for part in parts)
 
 
@@ -214,24 +227,37 @@ def _capped(config: Any) -> Any:
     return replace(config, settings=replace(config.settings, workers=workers))
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output target, before anything runs (exit 2 naming the path, or 3 for a disk problem, in a second
+    rather than after the audits): none may replace the config, the baseline being read, another output or a
+    file dpaudit did not write."""
+    from ..reporting.gate_report import REPORT_FILES
+
+    inputs = {"the config being run": args.config, "the baseline being read (--baseline)": args.baseline}
+    if args.report:
+        check_report_directory(args.report, REPORT_FILES, inputs=inputs)
+    files = {"--write-baseline": (args.write_baseline, "baseline"), "--junit": (args.junit, "JUnit report")}
+    for flag, (path, what) in files.items():
+        if path is None:
+            continue
+        if args.report and Path(path).parent.resolve() == Path(args.report).resolve():
+            raise ConfigError(f"{flag} {path}: refused: it is inside the --report directory, which holds dpaudit's report "
+                              "files only; nothing was run")
+        others = {other: value for other, (value, _) in files.items() if other != flag}
+        check_output_file(path, what, flag, inputs, others)
+
+
 def _run(args: argparse.Namespace) -> int:
     from ..gate import load_config, run_gate
     from ..reporting import to_json
 
+    expand_paths(args, "config", "baseline", "report", "write_baseline", "junit")
     config = load_config(args.config)
     config = _capped(config)
     if args.fixed_budget or args.write_baseline:  # a baseline records counts of the whole budget (regressions compare with them)
         config = config.with_fixed_budget()
     baseline = _read_baseline(args.baseline) if args.baseline else None
-    # Outputs are checked before anything runs: a disk problem is found in a second, not after the audits.
-    if args.report:
-        from ..reporting.gate_report import REPORT_FILES
-
-        check_report_directory(args.report, REPORT_FILES)
-    if args.write_baseline:
-        check_writable_file(args.write_baseline, "baseline")
-    if args.junit:
-        check_writable_file(args.junit, "JUnit report")
+    _check_outputs(args)
     on_entry, heartbeat = _streamer(args.json)
     memory_limit = config.settings.memory_limit if args.memory_limit is None else parse_memory(args.memory_limit, "--memory-limit")
     try:

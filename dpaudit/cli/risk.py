@@ -25,9 +25,9 @@ def add_risk_flag(parser: argparse.ArgumentParser) -> None:
 def _text(risk: Any, label: str) -> str:
     from ..reporting import format_number
 
-    rates = ", ".join(f"TPR <= {format_number(t, 4)} at FPR {f:g}" for f, t in zip(risk.fprs, risk.tpr_upper))
+    rates = ", ".join(f"TPR <= {format_number(t, 4, 'up')} at FPR {f:g}" for f, t in zip(risk.fprs, risk.tpr_upper))
     return (f"attack risk{label} ({risk.accountant}, upper bounds on any membership attack): {rates}; "
-            f"advantage (TPR - FPR) <= {format_number(risk.advantage_upper, 4)}")
+            f"advantage (TPR - FPR) <= {format_number(risk.advantage_upper, 4, 'up')}")
 
 
 def guarantee_risk_section(epsilon: float, delta: float) -> tuple[dict[str, Any], str]:

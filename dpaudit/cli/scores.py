@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._output import emit
+from ._output import emit, expand_paths
 
 __all__ = ["register"]
 
@@ -19,14 +19,20 @@ __all__ = ["register"]
 def _run(args: argparse.Namespace) -> int:
     from ..auditor.score_files import read_score_file
     from ..auditor import audit_one_run, audit_scores
-    from ..errors import InvalidArgument
+    from ..errors import ConfigError, InvalidArgument
 
+    expand_paths(args, "file")
     claim = _claim(args)
     if (args.method != "steinke" or claim is not None) and not args.one_run:
         raise InvalidArgument("method", "--method fdp, --claim-mu and --claim-event audit one run: add --one-run")
     if claim is not None and args.method != "fdp":
         raise InvalidArgument("claim", "--claim-mu / --claim-event are tested by --method fdp")
-    data = read_score_file(args.file, args.score_column, args.label_column)
+    try:
+        data = read_score_file(args.file, args.score_column, args.label_column)
+    except FileNotFoundError:  # like a missing config: a usage error (exit 2), not an I/O failure
+        raise ConfigError(f"{args.file}: score file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{args.file}: is a directory, expected a score file") from None
     if args.delta is None:
         args.delta = 0.0 if args.one_run else 1e-5
     if args.one_run:

@@ -66,7 +66,7 @@ from .mechanism_fields import entry_mechanism, entry_pairs
 from .replay_entries import parse_replay, replay_name
 from .score_audit import parse_score_audit
 from .training_audit import parse_training_audit
-from .tables import CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, TIMEOUT, Table, entry_event, entry_timeout
+from .tables import AUDIT_SAMPLES, CONFIDENCE, DELTA, EPSILON, POSITIVE_INT, RUNS, TIMEOUT, Table, entry_event, entry_timeout
 
 __all__ = ["GateSettings", "AuditSpec", "AccuracySpec", "BudgetSpec", "GateConfig", "load_config"]
 
@@ -192,7 +192,7 @@ def _audit(path: str, index: int, table: Any, settings: GateSettings) -> AuditSp
         neighbours=pairs if callable(pairs) else None,
         epsilon=entry.get("epsilon", float, **EPSILON) if (entry.has("epsilon") or example is None) else example.mechanism.privacy.epsilon,
         delta=entry.get("delta", float, example.mechanism.privacy.delta if example is not None else 0.0, **DELTA),
-        samples=entry.get("samples", int, settings.samples, check=lambda v: v >= 200, rule=">= 200"),
+        samples=entry.get("samples", int, settings.samples, **AUDIT_SAMPLES),
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         top=entry.get("top", int, 3, **POSITIVE_INT),
         source=source,
@@ -253,7 +253,7 @@ def _accuracy(path: str, index: int, table: Any, settings: GateSettings) -> Accu
         name=name, mechanism=mechanism, data=data,
         beta=entry.get("beta", float, 0.05, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
         alpha=alpha, error=error,
-        samples=entry.get("samples", int, settings.accuracy_samples, **POSITIVE_INT),
+        samples=entry.get("samples", int, settings.accuracy_samples, **RUNS),
         confidence_level=entry.get("confidence_level", float, settings.confidence_level, **CONFIDENCE),
         source=source,
         timeout=entry_timeout(entry, settings),
@@ -365,8 +365,8 @@ def _settings(path: str, table: Any) -> GateSettings:
     return GateSettings(
         seed=entry.get("seed", int, 0, check=lambda v: v >= 0, rule=">= 0"),
         false_alarm_rate=entry.get("false_alarm_rate", float, None, check=lambda v: 0 < v < 1, rule="in (0, 1)"),
-        samples=entry.get("samples", int, 1_000_000, check=lambda v: v >= 200, rule=">= 200"),
-        accuracy_samples=entry.get("accuracy_samples", int, 100_000, **POSITIVE_INT),
+        samples=entry.get("samples", int, 1_000_000, **AUDIT_SAMPLES),
+        accuracy_samples=entry.get("accuracy_samples", int, 100_000, **RUNS),
         confidence_level=entry.get("confidence_level", float, 0.99, **CONFIDENCE),
         workers=entry.get("workers", int, None, **POSITIVE_INT),
         timeout=entry.get("timeout", float, None, **TIMEOUT),
@@ -385,6 +385,8 @@ def load_config(path: str | Path) -> GateConfig:
         raise ConfigError(f"{label}: file not found") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{label}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep: no gate file looks like that
+        raise ConfigError(f"{label}: not a gate file: its arrays or tables are nested too deeply to be read") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{label}: cannot read: {exc}") from exc
     unknown = sorted(set(document) - {"gate", "audit", "accuracy", "budget", "score_audit", "training_audit", "replay"})

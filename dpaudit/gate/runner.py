@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..auditor import audit, check_accuracy, holm_adjust, preload_boosting, search_pairs
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidArgument, InvalidArgumentType
 from ..reporting import json_ready
 from ..stats import clopper_pearson_lower, clopper_pearson_upper
 from .config import AccuracySpec, AuditSpec, BudgetSpec, GateConfig
@@ -41,6 +41,7 @@ from .curve_entries import curve_entry, sequential_fields
 from .executors import Job, LocalEntries, entry_executor
 from .._isolation import IsolatedError
 from .._limits import DEFAULT_ENTRY_TIMEOUT
+from .read_only_inputs import read_only_inputs
 from .replay_entries import audit_replay, replay_error_row, run_replay_entry
 from .score_audit import run_score_audit
 from .seeds import entry_seed
@@ -153,6 +154,50 @@ def _widths(value: Any) -> set[int]:
     return set()
 
 
+def _column_widths(value: Any) -> set[int]:
+    """Output widths named by the columns (``width``) of a witness event's description."""
+    if isinstance(value, dict):
+        own = {value["width"]} if isinstance(value.get("width"), int) and not isinstance(value.get("width"), bool) else set()
+        return own.union(*(_column_widths(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_column_widths(v) for v in value))
+    return set()
+
+
+def _probe_widths(spec: AuditSpec) -> tuple[int, int]:
+    """Values per output of the mechanism on the first pair's d and d_prime (16 outputs each, fixed seed)."""
+    from ..auditor.sampling import canonical_outputs
+
+    spec = spec.resolved()
+    widths = []
+    for data in spec.pairs[0]:
+        mechanism = read_only_inputs(spec.mechanism, f"audit {spec.name!r}")
+        widths.append(canonical_outputs(mechanism(data, 16, np.random.default_rng(0)), 16, "probe").shape[1])
+    return widths[0], widths[1]
+
+
+def _check_baseline_widths(audits: tuple[AuditSpec, ...], records: dict[str, Any], memory: Any, timeout: float | None) -> None:
+    """Before any entry runs: a baseline witness written for outputs of another width than this mechanism's
+    (a baseline of another mechanism) is the baseline's error (BaselineError), found by one small isolated
+    call of each audited mechanism; a mechanism that fails here is left to its entry to report."""
+    from .._isolation import run_isolated
+
+    for spec in audits:
+        record = records.get(spec.name) or {}
+        old = _column_widths(record.get("witness")) if record.get("witness") else set()
+        if not old:
+            continue
+        limit = min(spec.timeout or timeout or DEFAULT_ENTRY_TIMEOUT, 120.0)
+        try:
+            width, other = run_isolated(_probe_widths, (spec,), timeout=limit, memory_limit=memory)
+        except IsolatedError:
+            continue
+        if width == other and width not in old:
+            raise BaselineError(f"baseline: audit {spec.name!r}: its witness event is for outputs of width "
+                                f"{', '.join(map(str, sorted(old)))}, this mechanism's outputs have width {width}: it was "
+                                "written for another mechanism")
+
+
 def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, seed: int, workers: int | None,
                 result: Any = None) -> dict[str, Any]:
     if record is None:
@@ -171,10 +216,15 @@ def _regression(spec: AuditSpec, record: dict[str, Any] | None, alpha: float, se
     if not math.isfinite(upper):
         return {"status": "baseline event too rare to compare", "baseline_upper": upper}
     d, d_prime = spec.pairs[index]
-    again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
-                  seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
-                  direction=record.get("direction"), workers=workers, scheduler=False,
-                  sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
+    try:
+        again = audit(spec.mechanism, d, d_prime, spec.epsilon, spec.delta, spec.samples, 1.0 - alpha / 2.0,
+                      seed=entry_seed(seed, spec.name + "/regression"), witness=record["witness"],
+                      direction=record.get("direction"), workers=workers, scheduler=False,
+                      sequential=False)  # the regression test compares with the baseline's upper bound, not the claim
+    except (InvalidArgument, InvalidArgumentType) as exc:
+        if exc.argument not in ("witness", "direction"):
+            raise
+        raise BaselineError(f"baseline: audit {spec.name!r}: {exc}") from None  # the baseline's record, not the mechanism
     n = int(record["certification_samples"])
     p_hat = int(record["count_p"]) / n - float(record.get("delta", 0.0))
     q_hat = int(record["count_q"]) / n
@@ -222,9 +272,64 @@ def _accuracy_rows(specs: tuple[AccuracySpec, ...], alphas: list[float], outcome
     return rows
 
 
+#: Compositions above which the gate does not build a PLD: its grid, time and memory grow with the composed
+#: loss (about 5 s for 10^8 subsampled Gaussian steps, 17 s for 10^9, minutes beyond). Past it, and whenever the
+#: PLD accountant refuses a tree (a grid it cannot bound), the gate answers with the tightest sound bound of the
+#: other accountants and closed forms (:func:`dpaudit.accountant.epsilon_upper` without the PLD: RDP, basic
+#: composition, exact Gaussian DP) and names it in the row's method.
+GATE_PLD_MAX_COMPOSITIONS = 10**8
+
+
+def _pld_too_large(accountant: Any) -> str | None:
+    """Why the gate does not build this PLD accountant's grid (None: it does): its composition count."""
+    count = sum(accountant.leaves.values())  # the composed leaves and their counts
+    if count > GATE_PLD_MAX_COMPOSITIONS:
+        return f"{count:.3g} compositions exceed the gate's limit of {GATE_PLD_MAX_COMPOSITIONS:.0e} for it"
+    return None
+
+
+_FALLBACK_NAMES = {"rdp": "RDP accountant", "pure": "basic composition (closed form)", "gdp": "Gaussian DP (closed form)"}
+
+
+def _without_pld(event: Any, neighbouring: str, reason: str, epsilon: float | None = None,
+                 delta: float | None = None) -> tuple[float, str, Any]:
+    """(bound, method, accountant for the risk read-outs) where the PLD is not built: at ``delta`` the
+    smallest epsilon of every other sound bound; at ``epsilon`` the RDP accountant's delta."""
+    from ..accountant import RDPAccountant, epsilon_upper
+
+    rdp = RDPAccountant(neighbouring=neighbouring)
+    if epsilon is not None:
+        rdp.compose(event)
+        try:
+            return rdp.delta(epsilon), f"RDP accountant (PLD not built: {reason})", rdp
+        except OverflowError:  # its bound exp(...) exceeds the float range, so 1: every delta is at most 1
+            return 1.0, f"delta <= 1 (the RDP accountant's bound exceeds 1; PLD not built: {reason})", rdp
+    best = epsilon_upper(event, delta, neighbouring=neighbouring, methods=("gdp", "pure", "rdp"))
+    if rdp.supports(event):
+        rdp.compose(event)
+    return best.epsilon, f"{_FALLBACK_NAMES.get(best.method, best.method)} (PLD not built: {reason})", rdp
+
+
+def _pld_or_fallback(accountant: Any, event: Any, neighbouring: str, *, epsilon: float | None = None,
+                     delta: float | None = None) -> tuple[float, str, Any]:
+    """The PLD accountant's bound (delta at ``epsilon``, else epsilon at ``delta``), or, where its grid is too
+    large for the gate or it refuses the tree, the tightest bound of the others (:func:`_without_pld`)."""
+    from ..errors import UnsupportedEventError
+
+    reason = _pld_too_large(accountant)
+    if reason is None:
+        try:
+            value = accountant.delta(epsilon) if epsilon is not None else accountant.epsilon(delta)
+            return value, "PLD accountant", accountant
+        except UnsupportedEventError as exc:  # the PLD refuses the grid (too many cells, losses beyond floats)
+            reason = " ".join(str(exc).split())
+    return _without_pld(event, neighbouring, reason, epsilon=epsilon, delta=delta)
+
+
 def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
     """The accountant's upper bound for a budget entry and whether it stays within max_epsilon (or, for an
-    event budget with max_delta, the delta upper bound at ``epsilon`` within max_delta)."""
+    event budget with max_delta, the delta upper bound at ``epsilon`` within max_delta). A PLD the gate cannot
+    build in bounded time and memory is replaced by the tightest other sound bound, named in ``method``."""
     from ..accountant import advanced, amplify, basic, optimal
 
     p = spec.parameters
@@ -233,18 +338,25 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         from ..events_parser import parse_event
 
         name = p.get("accountant", "pld")
-        accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[name](
-            neighbouring=p.get("neighbouring", "add_remove"))
-        accountant.compose(parse_event(p["event"]))
+        neighbouring = p.get("neighbouring", "add_remove")
+        accountant = {"pld": PLDAccountant, "rdp": RDPAccountant, "zcdp": ZCDPAccountant}[name](neighbouring=neighbouring)
+        event = parse_event(p["event"])
+        accountant.compose(event)
         method = f"{name.upper()} accountant"
         row = {"name": spec.name, "kind": spec.kind, "method": method, "parameters": dict(p), "event": p["event"],
                "max_epsilon": spec.max_epsilon, "max_delta": spec.max_delta}
         if spec.max_delta is not None:
-            value = accountant.delta(p["epsilon"])
+            if name == "pld":
+                value, row["method"], accountant = _pld_or_fallback(accountant, event, neighbouring, epsilon=p["epsilon"])
+            else:
+                value = accountant.delta(p["epsilon"])
             row.update({"delta_upper": value, "epsilon": p["epsilon"], "delta": None, "epsilon_upper": None,
                         "passed": value <= spec.max_delta})
         else:
-            value = accountant.epsilon(p["delta"])
+            if name == "pld":
+                value, row["method"], accountant = _pld_or_fallback(accountant, event, neighbouring, delta=p["delta"])
+            else:
+                value = accountant.epsilon(p["delta"])
             row.update({"epsilon_upper": value, "delta": p["delta"], "passed": value <= spec.max_epsilon})
         return _with_risk(row, spec, accountant)
     if spec.kind == "composition":
@@ -264,10 +376,15 @@ def evaluate_budget(spec: BudgetSpec) -> dict[str, Any]:
         from ..accountant import PLDAccountant, RDPAccountant
         from ..events import Gaussian, PoissonSampled, SelfComposed
 
+        neighbouring = p.get("neighbouring", "add_remove")
         accountant_type = PLDAccountant if p.get("accountant", "pld") == "pld" else RDPAccountant
-        accountant = accountant_type(neighbouring=p.get("neighbouring", "add_remove"))
-        accountant.compose(SelfComposed(PoissonSampled(p["sampling_probability"], Gaussian(p["noise_multiplier"])), p["steps"]))
-        value, method = accountant.epsilon(p["delta"]), f"{p.get('accountant', 'pld').upper()} accountant"
+        accountant = accountant_type(neighbouring=neighbouring)
+        event = SelfComposed(PoissonSampled(p["sampling_probability"], Gaussian(p["noise_multiplier"])), p["steps"])
+        accountant.compose(event)
+        if accountant_type is PLDAccountant:
+            value, method, accountant = _pld_or_fallback(accountant, event, neighbouring, delta=p["delta"])
+        else:
+            value, method = accountant.epsilon(p["delta"]), "RDP accountant"
         return _with_risk({"name": spec.name, "kind": spec.kind, "epsilon_upper": value, "max_epsilon": spec.max_epsilon,
                            "delta": p["delta"], "passed": value <= spec.max_epsilon, "method": method,
                            "parameters": dict(p)}, spec, accountant)
@@ -341,7 +458,7 @@ def _error_row(kind: str, spec: Any, error: IsolatedError, seconds: float, alpha
 
 def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, seed: int, workers: int | None, keep: bool,
                  record: dict[str, Any] | None, with_baseline: bool) -> tuple[dict[str, Any], Any]:
-    spec = spec.resolved()
+    spec = replace(spec.resolved(), mechanism=read_only_inputs(spec.mechanism, f"audit {spec.name!r} (mechanism {spec.source})"))
     if spec.audits_curve():
         return curve_entry(spec, share, alpha, entry_seed, seed, workers, record, with_baseline)
     result, pair = _run_audit(spec, share, entry_seed, workers, keep)
@@ -350,7 +467,8 @@ def _audit_entry(spec: AuditSpec, share: float, alpha: float, entry_seed: int, s
 
 
 def _accuracy_entry(spec: AccuracySpec, alpha: float, seed: int) -> Any:
-    return check_accuracy(spec.mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
+    mechanism = read_only_inputs(spec.mechanism, f"accuracy {spec.name!r} (mechanism {spec.source})")
+    return check_accuracy(mechanism, spec.data, alpha=spec.alpha, beta=spec.beta, error=spec.error, samples=spec.samples,
                           confidence_level=1.0 - alpha, seed=entry_seed(seed, spec.name), name=spec.name)
 
 
@@ -378,6 +496,13 @@ def _baseline_records(baseline: dict[str, Any] | None, config: GateConfig) -> di
         raise ConfigError(f"baseline: none of its audits ({_some(records) or 'none'}) matches an "
                           f"[[audit]] entry of {config.path} ({_some(names)}); was it written for another config?")
     return records
+
+
+def resolve_local(scheduler: Any) -> bool:
+    """Whether entries run here (no Dask cluster named by ``scheduler`` or $DPAUDIT_SCHEDULER)."""
+    from ..auditor.dask_backend import resolve_scheduler
+
+    return resolve_scheduler(scheduler) is None
 
 
 def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed: int | None = None,
@@ -418,6 +543,8 @@ def run_gate(config: GateConfig, baseline: dict[str, Any] | None = None, *, seed
     # each with its share of worker processes for its blocks (the numbers do not depend on either).
     cores = os.cpu_count() or 1
     parallel = max(1, min(settings.workers or cores, cores, total))
+    if records and getattr(config, "audits", ()) and resolve_local(scheduler):  # before any entry runs
+        _check_baseline_widths(config.audits, records, memory, timeout)
     with entry_executor(scheduler, heartbeat, parallel) as executor:
         workers = executor.workers_per_entry or (max(1, (settings.workers or cores) // parallel) if parallel > 1 else settings.workers)
 

@@ -60,8 +60,8 @@ def _sections() -> tuple[Section, ...]:
         Key("false_alarm_rate", "float in (0, 1)", "no", _gate_default("false_alarm_rate"),
             "bound on the probability that an unchanged correct configuration fails, split evenly over every audit and "
             "accuracy check (union bound); unset, each entry keeps its own confidence_level"),
-        Key("samples", "integer >= 200", "no", _gate_default("samples"), "default samples per input of each audit"),
-        Key("accuracy_samples", "integer >= 1", "no", _gate_default("accuracy_samples"), "default samples of each accuracy check"),
+        Key("samples", "integer in [200, 1e11]", "no", _gate_default("samples"), "default samples per input of each audit"),
+        Key("accuracy_samples", "integer in [1, 1e11]", "no", _gate_default("accuracy_samples"), "default samples of each accuracy check"),
         Key("confidence_level", "float in (0, 1)", "no", _gate_default("confidence_level"), "default confidence of each check"),
         Key("workers", "integer >= 1", "no", "all cores", "worker processes of the gate: up to this many entries run at once "
             "(at most the cores), each with its share of them for its blocks (at most 4 per core: a larger value is "
@@ -87,7 +87,7 @@ def _sections() -> tuple[Section, ...]:
         Key("d_prime", "any TOML value", "with d", "-", "the other input of the pair"),
         Key("epsilon", "float >= 0", "unless example", "example's", "claimed epsilon"),
         Key("delta", "float in [0, 1)", "no", "example's, else 0.0", "claimed delta"),
-        Key("samples", "integer >= 200", "no", "[gate] samples", "samples per input"),
+        Key("samples", "integer in [200, 1e11]", "no", "[gate] samples", "samples per input"),
         _CONFIDENCE,
         Key("top", "integer >= 1", "no", "3", "how many of the screened pairs are certified"),
         Key("claim", "float (GDP mu), event string or table {epsilon, delta}", "no", "the mechanism's `.event`",
@@ -113,7 +113,7 @@ def _sections() -> tuple[Section, ...]:
         Key("alpha", "float >= 0", "unless the mechanism has .accuracy(beta)", "mechanism.accuracy(beta)", "the theorem's error bound"),
         Key("error", "string `module:callable`", "unless the mechanism has .error", "mechanism.error",
             "`error(data, outputs) -> ndarray` of per-output errors"),
-        Key("samples", "integer >= 1", "no", "[gate] accuracy_samples", "runs of the mechanism"),
+        Key("samples", "integer in [1, 1e11]", "no", "[gate] accuracy_samples", "runs of the mechanism"),
         _CONFIDENCE,
         _TIMEOUT,
     ))

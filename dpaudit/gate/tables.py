@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .._limits import MAX_SAMPLES
 from .._loading import load_object
 from ..errors import ConfigError, DPAuditError, MechanismError
 
-__all__ = ["Table", "EPSILON", "DELTA", "CONFIDENCE", "POSITIVE_INT", "TIMEOUT", "entry_timeout"]
+__all__ = ["Table", "EPSILON", "DELTA", "CONFIDENCE", "POSITIVE_INT", "TIMEOUT", "AUDIT_SAMPLES", "RUNS", "entry_timeout"]
 
 
 class Table:
@@ -54,6 +55,8 @@ class Table:
             value = int(value)
         if not isinstance(value, kinds):
             raise self.error(key, f"must be {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__} {value!r}")
+        if key == "name" and isinstance(value, str) and not value.strip():  # every entry kind: a name must say something
+            raise self.error(key, f"{value!r} must be a non-empty name (it labels the entry's row, report and figures)")
         if check is not None and not check(value):
             raise self.error(key, f"{value!r} must be {rule}")
         return value
@@ -73,6 +76,8 @@ DELTA = dict(check=lambda v: 0 <= v < 1, rule="in [0, 1)")
 CONFIDENCE = dict(check=lambda v: 0 < v < 1, rule="in (0, 1)")
 POSITIVE_INT = dict(check=lambda v: v >= 1, rule="a positive integer")
 TIMEOUT = dict(check=lambda v: math.isfinite(v) and v > 0, rule="> 0 seconds and finite")
+AUDIT_SAMPLES = dict(check=lambda v: 200 <= v <= MAX_SAMPLES, rule=f"an integer in [200, {MAX_SAMPLES:.0e}]")
+RUNS = dict(check=lambda v: 1 <= v <= MAX_SAMPLES, rule=f"an integer in [1, {MAX_SAMPLES:.0e}]")
 
 
 def entry_timeout(entry: Table, settings: Any) -> float | None:

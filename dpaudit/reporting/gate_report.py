@@ -17,7 +17,7 @@ from .replay_rows import replay_markdown
 from ._entries import risk_detail, score_state
 from .plots import plot_audit_outputs, plot_bound_curve, plot_curve_audit, plot_curves
 from .html_report import render_html
-from .text import file_slug, format_number, markdown_cell, to_json
+from .text import format_number, markdown_cell, to_json, unique_slugs
 
 REPORT_FILES = ("report.md", "report.html", "report.json", "baseline.json", "audit-*.png", "budget-*.png", "curve-*.png")
 
@@ -135,9 +135,10 @@ def _write(result: Any, out: Path) -> None:
                   for row in errors]
         lines.append("")
     figures = []
+    slugs = unique_slugs(row["name"] for row in (*result.audits, *result.budgets))  # one file name per entry
     for row in result.audits:
         audit_result = result.audit_results.get(row["name"])
-        slug = file_slug(row["name"])
+        slug = slugs[row["name"]]
         if row.get("mode") == "curve":
             path = plot_curve_audit(audit_result, out / f"curve-{slug}.png", f"{row['name']}: certified trade-off points vs claim")
             if path:
@@ -156,12 +157,12 @@ def _write(result: Any, out: Path) -> None:
             continue
         xs, curves, length_key = result.budget_curves[row["name"]]
         quantity, limit = ("delta", row["max_delta"]) if row.get("max_delta") is not None else ("epsilon", row["max_epsilon"])
-        path = plot_curves(xs, curves, out / f"budget-{file_slug(row['name'])}.png", f"{row['name']}: {quantity} upper bound vs {length_key}",
+        path = plot_curves(xs, curves, out / f"budget-{slugs[row['name']]}.png", f"{row['name']}: {quantity} upper bound vs {length_key}",
                            length_key, f"{quantity} (upper bound)", limit=limit, limit_label=f"max_{quantity} = {limit:g}")
-        figures += [f"### {_t(row['name'])}", "", f"![{file_slug(row['name'])} budget]({path.name})", ""]
+        figures += [f"### {_t(row['name'])}", "", f"![{slugs[row['name']]} budget]({path.name})", ""]
     if figures:
         lines += ["## Figures", "", *figures]
     (out / "report.md").write_text("\n".join(lines).rstrip() + "\n")
     (out / "report.json").write_text(to_json(result.to_dict()) + "\n")
     (out / "baseline.json").write_text(to_json(result.baseline()) + "\n")
-    (out / "report.html").write_text(render_html(result, out), encoding="utf-8")
+    (out / "report.html").write_text(render_html(result, out, slugs.__getitem__), encoding="utf-8")

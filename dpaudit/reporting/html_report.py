@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._entries import KIND_TITLES, Entry, entries
-from .text import file_slug, visible
+from .text import unique_slugs, visible
 
 __all__ = ["render_html", "STYLE"]
 
@@ -87,7 +87,7 @@ def _row(case: Entry) -> str:
             f"<td>{_e(case.verdict)}{f'<ul class=details>{details}</ul>' if details else ''}</td></tr>")
 
 
-def render_html(result: Any, directory: str | Path | None = None, slug: Callable[[str], str] = file_slug) -> str:
+def render_html(result: Any, directory: str | Path | None = None, slug: Callable[[str], str] | None = None) -> str:
     """The page of a ``GateResult``; PNG figures found in ``directory`` (named as the gate report names
     them, ``audit-<slug>-outputs.png``, ``audit-<slug>-bound.png``, ``budget-<slug>.png``, any other PNG
     under "Other figures") are embedded."""
@@ -115,6 +115,8 @@ def render_html(result: Any, directory: str | Path | None = None, slug: Callable
             parts += [f"<h2>{_e(title)}</h2>", '<div class="table"><table>',
                       "<thead><tr><th>name</th><th>result</th><th>verdict and evidence</th></tr></thead><tbody>",
                       *(_row(c) for c in rows), "</tbody></table></div>"]
+    if slug is None:  # the gate report's names: one file name per entry
+        slug = unique_slugs(row["name"] for row in (*result.audits, *result.budgets)).__getitem__
     parts += _figures(result, Path(directory) if directory is not None else None, slug)
     parts += ['<p class="note">Written by dpaudit. This page is self-contained: it loads nothing from the network.</p>',
               "</body>", "</html>"]

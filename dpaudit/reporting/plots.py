@@ -25,11 +25,11 @@ def _plain(text: str) -> str:
 
 def _save(figure: Any, path: Path) -> Path:
     """Save as PNG atomically (a temporary file moved into place): a failure leaves no partial image."""
-    from .._io import atomic_write
+    from .._io import PNG_METADATA, atomic_write
 
     try:
         figure.tight_layout()
-        atomic_write(path, lambda temporary: figure.savefig(temporary, dpi=110, format="png"))
+        atomic_write(path, lambda temporary: figure.savefig(temporary, dpi=110, format="png", metadata=PNG_METADATA))
     finally:
         plt.close(figure)
     return Path(path)

@@ -135,3 +135,4 @@ def test_a_baseline_witness_for_another_output_width_is_the_baselines_error(tmp_
     config.write_text(GOOD.replace(f"{M}:laplace", f"{M}:laplace_pairs_of_outputs"))
     code, out, err = run(capsys, "check", config, "--baseline", baseline)
     assert code == 2 and str(baseline) in err and "width 1" in err and "width 2" in err
+    assert "[1/1]" not in out + err  # found before any entry ran

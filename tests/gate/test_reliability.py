@@ -204,7 +204,16 @@ def test_a_baseline_that_matches_no_entry_is_a_config_error(tmp_path, capsys):
     assert code == 2 and "none of its audits" in err
 
 
-def test_interrupted_report_leaves_the_previous_report_whole(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def interrupts_handled():
+    """SIGINT raises KeyboardInterrupt in this process during the test, even when the test run was started with
+    it ignored (a background job of a non-interactive shell ignores SIGINT, and Python then keeps it ignored)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_interrupted_report_leaves_the_previous_report_whole(tmp_path, capsys, monkeypatch, interrupts_handled):
     config = write(tmp_path, "[gate]\nworkers = 1\n" + GOOD)
     report = tmp_path / "report"
     assert run(capsys, "check", config, "--report", report)[0] == 0
