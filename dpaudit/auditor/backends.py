@@ -100,15 +100,17 @@ def map_both(backend: Backend, on_d: Callable[[int], Any], on_d_prime: Callable[
 
 
 class ProcessBackend:
-    """Spreads blocks over worker processes (the task and mechanism must be picklable), only where that pays: until
+    """Spreads blocks over ``workers`` processes, this one and ``workers - 1`` worker processes (the task and mechanism
+    must be picklable; two processes on two cores, not three: this process works while it waits), only where that
+    pays: until
     the workers are started a map runs in this process when its blocks would take under MIN_PARALLEL_SECONDS here
     (the time per block measured on the blocks run here: the first map's first block, then every map run here), since
     starting workers and sending them work costs about that; once they run, only maps under MIN_STARTED_SECONDS stay
-    here. A sequential audit's early looks and a cheap mechanism's small audits stay here; a large certification goes
-    to the workers. Each worker is its own single-process lane, so blocks drawn ahead (:meth:`draw_ahead`, while this
+    here. A sequential audit's early looks and a cheap mechanism's small audits stay here; a large certification is
+    shared. Each worker process is its own single-process lane, so blocks drawn ahead (:meth:`draw_ahead`, while this
     process searches the witness) stay in the memory of the worker that drew them and are finished there
     (:class:`Finish`); other blocks travel in chunks (about CHUNKS_PER_WORKER per worker per map: fewer round trips),
-    handed to whichever worker is free, and only what the task returns comes back (counts, for certification). The
+    handed to whichever worker process is free or else run here, and only what the task returns comes back (counts, for certification). The
     block seeds itself, so the numbers are the same wherever it runs."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
@@ -122,7 +124,7 @@ class ProcessBackend:
         self._kept: dict[int, int] = {}  # item -> lane that keeps it (drawn ahead, not finished yet)
 
     def __enter__(self) -> ProcessBackend:
-        self._lanes = [ProcessPoolExecutor(max_workers=1, initializer=_ignore_interrupts) for _ in range(self.workers)]
+        self._lanes = [ProcessPoolExecutor(max_workers=1, initializer=_ignore_interrupts) for _ in range(self.workers - 1)]
         return self
 
     def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
@@ -130,14 +132,14 @@ class ProcessBackend:
         if self._lanes is None:
             return
         lanes, self._lanes = self._lanes, None
+        for _, future in self._ahead.values():  # blocks drawn ahead for a map that never came (an early return)
+            future.cancel()
         self._started, self._ahead, self._kept, self._ahead_key = False, {}, {}, None
         for pool in lanes:
             if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
                 for process in list(getattr(pool, "_processes", {}).values()):
                     process.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
-        for pool in lanes:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()
@@ -152,12 +154,14 @@ class ProcessBackend:
         with this ``key``: that map stops the drawing where it got to, finishes the kept items where they are and
         runs the others as usual. Nothing is drawn ahead where that map would run in this process anyway."""
         items = list(items)[:max(0, AHEAD_BYTES // max(1, item_bytes))]
-        if (self._lanes is None or not items or self._block_seconds is None
+        if (not self._lanes or not items or self._block_seconds is None
                 or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS):
             return
-        self._started, self._ahead_key, self._kept = True, key, {}
-        self._ahead = {item: (i % self.workers, self._lanes[i % self.workers].submit(_keep, key, draw, item))
-                       for i, item in enumerate(items)}
+        self._started, self._ahead_key, self._kept, self._ahead = True, key, {}, {}
+        size = max(1, round(AHEAD_CHUNK_SECONDS / max(self._block_seconds, 1e-9)))
+        for index, start in enumerate(range(0, len(items), size)):
+            lane, chunk = index % len(self._lanes), items[start:start + size]
+            self._ahead[chunk[0]] = (lane, self._lanes[lane].submit(_keep, key, draw, chunk))
 
     def _collect_ahead(self, key: str) -> None:
         """Stop drawing ahead under ``key``: cancel what has not started, wait for the rest, note where each kept
@@ -167,9 +171,9 @@ class ProcessBackend:
         ahead, self._ahead = self._ahead, {}
         for _, future in ahead.values():
             future.cancel()
-        for item, (lane, future) in ahead.items():
-            if not future.cancelled() and self._result(future, [item]):
-                self._kept[item] = lane
+        for first, (lane, future) in ahead.items():
+            if not future.cancelled():
+                self._kept.update((item, lane) for item in self._result(future, [first]))
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         blocks = list(blocks)
@@ -191,33 +195,27 @@ class ProcessBackend:
         return self._spread(task, blocks, kept)
 
     def _spread(self, task: Callable[[int], Any], blocks: list[int], kept: dict[int, int]) -> list[Any]:
-        """Run ``blocks`` in the workers: kept items in chunks on the lane that keeps them, the others in chunks handed
-        to whichever lane has the least work queued (at most two chunks each); results in the order of ``blocks``
-        (after a failure nothing more is sent, and the failure of the first failed chunk in that order is raised)."""
+        """Run ``blocks`` in the worker processes and in this process: kept items in chunks on the lane that keeps
+        them, the others in chunks handed to whichever worker process has the least work queued (at most two chunks
+        each) or else run here; results in the order of ``blocks`` (after a failure nothing more is started, and the
+        failure of the first failed chunk in that order is raised)."""
         lanes = self._lanes
         assert lanes is not None
         size = max(1, len(blocks) // (CHUNKS_PER_WORKER * self.workers))
         pending: dict[Future, tuple[int, list[int]]] = {}  # future -> (lane, chunk)
-        queued = [0] * self.workers
-        sent: list[tuple[list[int], Future]] = []
+        queued = [0] * len(lanes)
+        sent: list[tuple[list[int], Future | None, Any, BaseException | None]] = []  # chunk, future | (results, error)
+        failed = False
 
         def submit(lane: int, chunk: list[int]) -> None:
             future = lanes[lane].submit(_run_chunk, task, chunk)
             pending[future] = (lane, chunk)
             queued[lane] += 1
-            sent.append((chunk, future))
+            sent.append((chunk, future, None, None))
 
-        for lane in range(self.workers):
-            mine = [block for block in blocks if kept.get(block) == lane]
-            for i in range(0, len(mine), size):
-                submit(lane, mine[i:i + size])
-        rest = [block for block in blocks if block not in kept]
-        chunks = [rest[i:i + size] for i in range(0, len(rest), size)][::-1]
-        failed = False
-        while pending or (chunks and not failed):
-            while chunks and not failed and min(queued) < 2:
-                submit(queued.index(min(queued)), chunks.pop())
-            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+        def collect(block: bool) -> None:
+            nonlocal failed
+            done = wait(list(pending), return_when=FIRST_COMPLETED)[0] if block else [f for f in pending if f.done()]
             for future in done:
                 lane, chunk = pending.pop(future)
                 queued[lane] -= 1
@@ -225,10 +223,34 @@ class ProcessBackend:
                     failed = True
                 elif self.progress:
                     self.progress.advance(len(chunk))
+
+        for lane in range(len(lanes)):
+            mine = [block for block in blocks if kept.get(block) == lane]
+            for i in range(0, len(mine), size):
+                submit(lane, mine[i:i + size])
+        rest = [block for block in blocks if block not in kept]
+        chunks = [rest[i:i + size] for i in range(0, len(rest), size)][::-1]
+        while chunks and not failed:
+            while chunks and lanes and min(queued) < 2:
+                submit(queued.index(min(queued)), chunks.pop())
+            if chunks:  # this process takes a chunk too
+                chunk = chunks.pop()
+                try:
+                    sent.append((chunk, None, _run_chunk(task, chunk), None))
+                    if self.progress:
+                        self.progress.advance(len(chunk))
+                except Exception as exc:  # raised below, in the order of the blocks
+                    sent.append((chunk, None, None, exc))
+                    failed = True
+            collect(block=False)
+        while pending:
+            collect(block=True)
         position = {block: i for i, block in enumerate(blocks)}
         results: dict[int, Any] = {}
-        for chunk, future in sorted(sent, key=lambda pair: position[pair[0][0]]):
-            results.update(zip(chunk, self._result(future, chunk)))
+        for chunk, future, here, error in sorted(sent, key=lambda entry: position[entry[0][0]]):
+            if error is not None:
+                raise error
+            results.update(zip(chunk, here if future is None else self._result(future, chunk)))
         return [results[block] for block in blocks]
 
     @staticmethod
@@ -246,19 +268,26 @@ MIN_PARALLEL_SECONDS = 0.3
 MIN_STARTED_SECONDS = 0.02
 #: Chunks per worker in one map of the process backend.
 CHUNKS_PER_WORKER = 4
+#: Blocks drawn ahead travel in chunks of about this many seconds of work (measured here): few round trips, and little
+#: drawn after the witness is known (a worker finishes the chunk it has started).
+AHEAD_CHUNK_SECONDS = 0.01
 #: At most this many bytes of blocks drawn ahead are kept in the workers' memory (all workers together).
 AHEAD_BYTES = 256 << 20
 
 _KEPT: dict[tuple[str, int], Any] = {}  # in a worker: the items it drew ahead, until finished
 
 
-def _keep(key: str, draw: Callable[[int], Any], item: int) -> bool:
-    """In a worker: draw ``item`` ahead and keep it; False when the draw failed (its map draws it again)."""
-    try:
-        _KEPT[(key, item)] = draw(item)
-    except Exception:
-        return False
-    return True
+def _keep(key: str, draw: Callable[[int], Any], items: Sequence[int]) -> list[int]:
+    """In a worker: draw ``items`` ahead and keep them; the items kept, up to the first whose draw failed (its map draws
+    it again and reports the failure in order)."""
+    kept = []
+    for item in items:
+        try:
+            _KEPT[(key, item)] = draw(item)
+        except Exception:
+            break
+        kept.append(item)
+    return kept
 
 
 def _run_chunk(task: Callable[[int], Any], chunk: Sequence[int]) -> list[Any]:

@@ -102,7 +102,7 @@ def test_what_is_drawn_ahead_is_bounded_in_memory(monkeypatch):
     with ProcessBackend(2) as backend:
         backend.map(_square, [0, 1])
         backend.draw_ahead("key", _square, range(100), item_bytes=1000)
-        assert sorted(backend._ahead) == [0, 1, 2, 3, 4]
+        assert sum(len(future.result()) for _, future in backend._ahead.values()) == 5
 
 
 def test_nothing_is_drawn_ahead_for_a_map_that_would_run_here(monkeypatch):
