@@ -220,10 +220,11 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
              "| mechanism | numpy loop s | " + " | ".join(f"workers={w} s" for w in counts)
              + " | workers=1 / loop | " + " | ".join(f"workers={w} speed-up" for w in counts if w > 1) + " |",
              "|---|---|" + "---|" * len(counts) + "---|" + "---|" * (len(counts) - 1)]
-    cpu_lines = ["", "CPU seconds of the same runs (medians; this process + its workers), which the load changes far less "
-                 "than wall time, and the speed-up they imply on idle cores: one worker's CPU time over the larger of the "
-                 "CPU time this process spends before the workers can start (probe and selection, measured with one "
-                 "worker) and the CPU time of all processes shared by the workers.", "",
+    cpu_lines = ["", "CPU seconds of the same runs (medians; this process + its worker processes), which the load changes "
+                 "far less than wall time, and the speed-up they imply on w idle cores: one worker's CPU seconds over "
+                 "S + (C - S) / w, where C is the CPU seconds with w workers and S what this process must do before any "
+                 "other can help (probes and selection, measured with one worker). An estimate: it assumes the work "
+                 "overlaps as planned and costs the same CPU time on an idle machine.", "",
                  "| mechanism | " + " | ".join(f"workers={w} CPU s (here + workers)" for w in counts) + " | "
                  + " | ".join(f"workers={w} implied idle speed-up" for w in counts if w > 1) + " |",
                  "|---|" + "---|" * len(counts) + "---|" * (len(counts) - 1)]
@@ -263,10 +264,11 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
               f"processes against one, {', '.join(f'{c:.2f}x' for c in controls)} (about 2 on two idle cores): a second "
               "worker only helps as much as the machine gives a second process, so read the workers' wall-time ratios "
               "against the control (on a shared machine the CPU columns are the better guide). An audit probes the "
-              "mechanism and draws its selection in this process; with workers, they then draw the certification blocks "
-              "ahead (kept in their memory) while this process searches the witness events, and count them once it is "
-              "known (one map over both inputs per look, counts back); a map too small to pay for workers (under 0.3 s of "
-              "blocks, measured) stays in this process. Command: `nice python benchmarks/bench_auditor.py --only "
+              "mechanism and draws its selection in this process; `workers=w` is this process and w - 1 worker "
+              "processes, which draw the certification blocks ahead (kept in their memory) while this process searches "
+              "the witness events and count them once it is known (counts back), while this process draws and counts "
+              "its own share of each look; a map too small to pay for workers (under 0.3 s of blocks, measured) stays "
+              "in this process. Command: `nice python benchmarks/bench_auditor.py --only "
               "throughput`.", ""]
     return lines
 

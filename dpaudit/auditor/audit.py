@@ -353,7 +353,7 @@ def audit(
             samples are then certification samples. ``direction`` picks "d -> d_prime" or
             "d_prime -> d" (default: both, with the confidence split); a pooled pair (``witness.PooledPair``)
             holds both directions in one event (direction None or "both, pooled").
-        workers: worker processes (default: all cores; 1 = in this process).
+        workers: processes that draw the samples, this one included (default: all cores; 1 = this process alone).
         scheduler: run the blocks on a Dask cluster: its address ("tcp://host:8786") or a
             ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
         progress: show a progress bar on stderr (default: only on a terminal for long audits).

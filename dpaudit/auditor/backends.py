@@ -101,17 +101,16 @@ def map_both(backend: Backend, on_d: Callable[[int], Any], on_d_prime: Callable[
 
 class ProcessBackend:
     """Spreads blocks over ``workers`` processes, this one and ``workers - 1`` worker processes (the task and mechanism
-    must be picklable; two processes on two cores, not three: this process works while it waits), only where that
-    pays: until
-    the workers are started a map runs in this process when its blocks would take under MIN_PARALLEL_SECONDS here
-    (the time per block measured on the blocks run here: the first map's first block, then every map run here), since
-    starting workers and sending them work costs about that; once they run, only maps under MIN_STARTED_SECONDS stay
-    here. A sequential audit's early looks and a cheap mechanism's small audits stay here; a large certification is
-    shared. Each worker process is its own single-process lane, so blocks drawn ahead (:meth:`draw_ahead`, while this
-    process searches the witness) stay in the memory of the worker that drew them and are finished there
-    (:class:`Finish`); other blocks travel in chunks (about CHUNKS_PER_WORKER per worker per map: fewer round trips),
-    handed to whichever worker process is free or else run here, and only what the task returns comes back (counts, for certification). The
-    block seeds itself, so the numbers are the same wherever it runs."""
+    must be picklable; this process works while it waits, so two workers are two processes on two cores), only where
+    that pays: until the worker processes are started a map runs here when its blocks would take under
+    MIN_PARALLEL_SECONDS here (the time per block measured on the blocks run here: the first map's first block, then
+    every map run here), since starting workers and sending them work costs about that; once they run, only maps
+    under MIN_STARTED_SECONDS stay here. A sequential audit's early looks and a cheap mechanism's small audits stay
+    here; a large certification is shared. Each worker process is its own single-process lane, so blocks drawn ahead
+    (:meth:`draw_ahead`, while this process searches the witness) stay in the memory of the worker that drew them and
+    are finished there (:class:`Finish`); other blocks go in chunks (about CHUNKS_PER_WORKER per worker per map: few
+    round trips) to whichever worker process is free, or else run here, and only what the task returns comes back
+    (counts, for certification). The block seeds itself, so the numbers are the same wherever it runs."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
