@@ -195,8 +195,16 @@ def _second_core(tasks: int = 8) -> float:
     return one / two
 
 
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds of this process and of its finished child processes (the workers, once shut down)."""
+    import resource
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time(), children.ru_utime + children.ru_stime
+
+
 def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
-    """Wall time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
+    """Wall and CPU time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
     processes against a plain numpy loop drawing the same samples, alternating in one run (``runs`` rounds)."""
     import os
 
@@ -212,33 +220,78 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
              "| mechanism | numpy loop s | " + " | ".join(f"workers={w} s" for w in counts)
              + " | workers=1 / loop | " + " | ".join(f"workers={w} speed-up" for w in counts if w > 1) + " |",
              "|---|---|" + "---|" * len(counts) + "---|" + "---|" * (len(counts) - 1)]
+    cpu_lines = ["", "CPU seconds of the same runs (medians; this process + its worker processes), which the load changes "
+                 "far less than wall time, and the speed-up they imply on w idle cores: one worker's CPU seconds over "
+                 "S + (C - S) / w, where C is the CPU seconds with w workers and S what this process must do before any "
+                 "other can help (probes and selection, measured with one worker). An estimate: it assumes the work "
+                 "overlaps as planned and costs the same CPU time on an idle machine.", "",
+                 "| mechanism | " + " | ".join(f"workers={w} CPU s (here + workers)" for w in counts) + " | "
+                 + " | ".join(f"workers={w} implied idle speed-up" for w in counts if w > 1) + " |",
+                 "|---|" + "---|" * len(counts) + "---|" * (len(counts) - 1)]
     controls = []
     for name, mechanism, d, d_prime in cases:
         dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=300_000, seed=0, workers=1)  # warm the imports
         controls.append(_second_core())
         seconds: dict = {"loop": [], **{w: [] for w in counts}}
+        cpu: dict = {w: [] for w in counts}
         for run_index in range(runs):
             started = time.perf_counter()
             _numpy_loop(mechanism, d, d_prime, samples)
             seconds["loop"].append(time.perf_counter() - started)
             for w in counts:
+                here, workers = _cpu_seconds()
                 started = time.perf_counter()
                 dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=run_index, workers=w)
                 seconds[w].append(time.perf_counter() - started)
+                after_here, after_workers = _cpu_seconds()
+                cpu[w].append((after_here - here, after_workers - workers))
         median = {key: float(np.median(values)) for key, values in seconds.items()}
         lines.append(f"| {name} | {median['loop']:.2f} | " + " | ".join(f"{median[w]:.2f}" for w in counts)
                      + f" | {median['loop'] / median[1]:.2f}x | "
                      + " | ".join(f"{median[1] / median[w]:.2f}x" for w in counts if w > 1) + " |")
         print(lines[-1], flush=True)
+        here_cpu = {w: float(np.median([h for h, _ in cpu[w]])) for w in counts}
+        worker_cpu = {w: float(np.median([k for _, k in cpu[w]])) for w in counts}
+        serial = _serial_part(mechanism, d, d_prime, samples)
+        implied = {w: (here_cpu[1] + worker_cpu[1]) / max(serial + (here_cpu[w] + worker_cpu[w] - serial) / w, serial)
+                   for w in counts if w > 1}
+        cpu_lines.append(f"| {name} | " + " | ".join(f"{here_cpu[w]:.2f} + {worker_cpu[w]:.2f}" for w in counts) + " | "
+                         + " | ".join(f"{implied[w]:.2f}x" for w in counts if w > 1) + " |")
+        print(cpu_lines[-1], flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+    lines += cpu_lines
     lines += ["", f"{cores} cores; load average {load:.1f} at the end. Control, before each mechanism: plain numpy work in two "
-              f"processes against one, {', '.join(f'{c:.2f}x' for c in controls)} (about 2 on two idle cores): the machine "
-              "was shared with other jobs, and a second worker only helps as much as the machine gives a second process, "
-              "so read the workers' ratios against the control. An audit "
-              "draws its selection and searches its witness events in this process; the workers take the certification "
-              "blocks (one map over both inputs per look, in chunks, counts back), and a map too small to pay for "
-              "workers (under 0.3 s of blocks, measured) stays in this process.", ""]
+              f"processes against one, {', '.join(f'{c:.2f}x' for c in controls)} (about 2 on two idle cores): a second "
+              "worker only helps as much as the machine gives a second process, so read the workers' wall-time ratios "
+              "against the control (on a shared machine the CPU columns are the better guide). An audit probes the "
+              "mechanism and draws its selection in this process; `workers=w` is this process and w - 1 worker "
+              "processes, which draw the certification blocks ahead (kept in their memory) while this process searches "
+              "the witness events and count them once it is known (counts back), while this process draws and counts "
+              "its own share of each look; a map too small to pay for workers (under 0.3 s of blocks, measured) stays "
+              "in this process. Command: `nice python benchmarks/bench_auditor.py --only "
+              "throughput`.", ""]
     return lines
+
+
+def _serial_part(mechanism, d, d_prime, samples: int) -> float:
+    """CPU seconds an audit with one worker spends before its certification could start in workers: the probes and the
+    selection sampling (the witness search overlaps with workers drawing ahead), measured on one run."""
+    import importlib
+
+    audit_module = importlib.import_module("dpaudit.auditor.audit")
+    original, spent = audit_module.search_witnesses, []
+    started = time.process_time()
+
+    def search(*args, **kwargs):
+        spent.append(time.process_time() - started)
+        return original(*args, **kwargs)
+
+    audit_module.search_witnesses = search
+    try:
+        dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=0, workers=1)
+    finally:
+        audit_module.search_witnesses = original
+    return spent[0]
 
 
 def main() -> None:

@@ -129,16 +129,16 @@ def test_one_map_over_both_inputs_keeps_each_inputs_blocks_in_order(workers, mon
 def _slow(block):
     import time
 
-    time.sleep(0.002)
+    time.sleep(0.01)
     return block
 
 
 def test_a_map_too_small_to_pay_for_workers_runs_in_this_process(monkeypatch):
     """The process backend measures a block here first and sends a map to its workers only when it would take at
     least MIN_PARALLEL_SECONDS here (no pool is started for small maps)."""
-    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.05)
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.5)
     with ProcessBackend(2) as running:
-        assert running.map(_slow, list(range(5))) == list(range(5))  # about 0.01 s: here
-        assert not getattr(running._pool, "_processes", None)
-        assert running.map(_slow, list(range(60))) == list(range(60))  # about 0.12 s: the workers
-        assert getattr(running._pool, "_processes", None)
+        assert running.map(_slow, list(range(5))) == list(range(5))  # about 0.05 s: here
+        assert not any(getattr(lane, "_processes", None) for lane in running._lanes)
+        assert running.map(_slow, list(range(60))) == list(range(60))  # at least 0.6 s: the workers
+        assert all(getattr(lane, "_processes", None) for lane in running._lanes)

@@ -30,7 +30,7 @@ from .sequential import Tally, certify_in_looks
 from .result import AuditDetails, AuditResult
 from .selection_looks import pilot_futile, pilot_rows
 from .threads import one_numeric_thread
-from .backends import Progress, map_both
+from .backends import BothInputs, Progress, map_both
 from .sampling import (
     PHASE_CERTIFY,
     PHASE_SELECT,
@@ -80,23 +80,36 @@ class _DrawTask:
 
 
 @dataclass(frozen=True)
-class _CountTask:
-    """Draw one certification block and count each witness (picklable for worker processes)."""
+class _CertificationDraw:
+    """Draw one certification block, shaped (picklable for worker processes; drawn ahead of the witness search)."""
 
     mechanism: Callable
     data: Any
     sizes: tuple[int, ...]
     seed: int
     side: int
-    witnesses: tuple[Witness, ...]
-    width: int | None
     dtypes: tuple[str, ...] = ()
     widths: tuple[int, ...] = ()
 
     def __call__(self, block: int) -> np.ndarray:
-        where = block_label(self.side, PHASE_CERTIFY, block, self.seed)
-        outputs = shape_outcome(draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY,
-                                           block, self.dtypes), self.widths, where)
+        return shape_outcome(draw_block(self.mechanism, self.data, self.sizes[block], self.seed, self.side, PHASE_CERTIFY,
+                                        block, self.dtypes), self.widths, block_label(self.side, PHASE_CERTIFY, block, self.seed))
+
+
+@dataclass(frozen=True)
+class _CountTask:
+    """Draw one certification block and count each witness (picklable for worker processes); ``finish`` counts a
+    block drawn ahead."""
+
+    draw: _CertificationDraw
+    witnesses: tuple[Witness, ...]
+    width: int | None
+
+    def __call__(self, block: int) -> np.ndarray:
+        return self.finish(self.draw(block), block)
+
+    def finish(self, outputs: np.ndarray, block: int) -> np.ndarray:
+        where = block_label(self.draw.side, PHASE_CERTIFY, block, self.draw.seed)
         if self.width is not None and outputs.shape[1] != self.width:
             raise MechanismError(f"{where}: the mechanism returned {outputs.shape[1]} values per output, earlier {self.width}")
         try:
@@ -267,17 +280,28 @@ class _Sampler:
             raise MechanismError(f"the mechanism returns {a.shape[1]} values per output on d but {b.shape[1]} on d_prime")
         return a, b
 
+    def _certification_draws(self, sizes: tuple[int, ...]) -> tuple[_CertificationDraw, _CertificationDraw]:
+        return tuple(_CertificationDraw(self.mechanism, data, sizes, self.seed, side, self.dtypes, self.widths)  # type: ignore[return-value]
+                     for data, side in ((self.d, SIDE_D), (self.d_prime, SIDE_D_PRIME)))
+
+    def certification_ahead(self, sizes: tuple[int, ...], width: int) -> None:
+        """Let a process backend start drawing the certification blocks (in order, both inputs) while this process
+        searches the witness: its workers keep them and count them once the witness is known (``certification``).
+        The same blocks as drawn later, so the same counts; other backends draw nothing ahead."""
+        ahead = getattr(self.backend, "draw_ahead", None)
+        if ahead is not None:
+            ahead(CERTIFICATION, BothInputs(*self._certification_draws(sizes)), range(2 * len(sizes)),
+                  item_bytes=max(sizes, default=0) * 8 * width)
+
     def certification(self, sizes: tuple[int, ...], witnesses: tuple[Witness, ...], width: int | None,
                       blocks: range | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per-block counts (blocks x witnesses) of each witness under d and under d_prime, on fresh samples
         (``blocks``: the certification blocks to draw, default all of ``sizes``); only the counts cross a process
         boundary."""
         blocks = range(len(sizes)) if blocks is None else blocks
-        under_d, under_dp = map_both(
-            self.backend,
-            _CountTask(self.mechanism, self.d, sizes, self.seed, SIDE_D, witnesses, width, self.dtypes, self.widths),
-            _CountTask(self.mechanism, self.d_prime, sizes, self.seed, SIDE_D_PRIME, witnesses, width, self.dtypes, self.widths),
-            blocks)
+        on_d, on_dp = self._certification_draws(sizes)
+        under_d, under_dp = map_both(self.backend, _CountTask(on_d, witnesses, width), _CountTask(on_dp, witnesses, width),
+                                     blocks, ahead=CERTIFICATION)
         return np.array(under_d).reshape(len(blocks), -1), np.array(under_dp).reshape(len(blocks), -1)
 
     def tails(self, sizes: tuple[int, ...]) -> tuple[list, list]:
@@ -287,6 +311,7 @@ class _Sampler:
                         range(len(sizes)))
 
 
+CERTIFICATION = "certification"  # the key of the certification blocks drawn ahead (backends.Finish)
 TAIL_SEARCH = True  # stream the rest of the selection budget as tails for delta > 0 (witness_search/family_tails.py)
 
 
@@ -328,7 +353,7 @@ def audit(
             samples are then certification samples. ``direction`` picks "d -> d_prime" or
             "d_prime -> d" (default: both, with the confidence split); a pooled pair (``witness.PooledPair``)
             holds both directions in one event (direction None or "both, pooled").
-        workers: worker processes (default: all cores; 1 = in this process).
+        workers: processes that draw the samples, this one included (default: all cores; 1 = this process alone).
         scheduler: run the blocks on a Dask cluster: its address ("tcp://host:8786") or a
             ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
@@ -406,6 +431,7 @@ def audit(
             if candidates is None:
                 search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
                 streamed = draw.tails(stream_sizes) if stream_sizes else None  # (epsilon, delta): the tail family's input
+                draw.certification_ahead(certify_sizes, a.shape[1])  # workers draw while this process searches
                 with one_numeric_thread():
                     candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng,
                                                   streamed=streamed)

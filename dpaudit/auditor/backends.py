@@ -12,14 +12,15 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import MechanismError
 
-__all__ = ["BLOCK_SIZE", "Backend", "SerialBackend", "ProcessBackend", "Progress", "close_progress", "map_both", "BothInputs"]
+__all__ = ["BLOCK_SIZE", "Backend", "SerialBackend", "ProcessBackend", "Progress", "close_progress", "map_both", "BothInputs",
+           "Finish"]
 
 BLOCK_SIZE = 1 << 16
 
@@ -68,42 +69,76 @@ class BothInputs:
     def __call__(self, item: int) -> Any:
         return (self.on_d_prime if item % 2 else self.on_d)(item // 2)
 
+    def finish(self, drawn: Any, item: int) -> Any:
+        """``finish(drawn, block)`` of the input's task, on what was drawn ahead for this item."""
+        return (self.on_d_prime if item % 2 else self.on_d).finish(drawn, item // 2)  # type: ignore[attr-defined]
 
-def map_both(backend: Backend, on_d: Callable[[int], Any], on_d_prime: Callable[[int], Any], blocks: Sequence[int]
-             ) -> tuple[list[Any], list[Any]]:
-    """The per-block results of ``on_d`` and of ``on_d_prime`` over ``blocks``, from one map of the backend."""
-    results = backend.map(BothInputs(on_d, on_d_prime), [2 * b + side for b in blocks for side in (0, 1)])
+
+@dataclass(frozen=True)
+class Finish:
+    """A per-item task that can also complete an item drawn ahead (``ProcessBackend.draw_ahead``) under ``key``:
+    ``task(item)`` draws and finishes the item, ``finish(drawn, item)`` finishes what was drawn ahead. A backend that
+    draws nothing ahead just calls it; the result is the same either way (the item seeds its own draw)."""
+
+    key: str
+    task: Callable[[int], Any]
+    finish: Callable[[Any, int], Any]
+
+    def __call__(self, item: int) -> Any:
+        return self.task(item)
+
+
+def map_both(backend: Backend, on_d: Callable[[int], Any], on_d_prime: Callable[[int], Any], blocks: Sequence[int],
+             ahead: str | None = None) -> tuple[list[Any], list[Any]]:
+    """The per-block results of ``on_d`` and of ``on_d_prime`` over ``blocks``, from one map of the backend.
+    ``ahead``: the key under which the backend may have drawn these blocks ahead (both tasks then have
+    ``finish(drawn, block)``, see :class:`Finish`)."""
+    both = BothInputs(on_d, on_d_prime)
+    task: Callable[[int], Any] = both if ahead is None else Finish(ahead, both, both.finish)
+    results = backend.map(task, [2 * b + side for b in blocks for side in (0, 1)])
     return results[0::2], results[1::2]
 
 
 class ProcessBackend:
-    """Spreads blocks over worker processes (the task and mechanism must be picklable), only where that pays: a map
-    runs in this process when its blocks would take under MIN_PARALLEL_SECONDS here (the time per block measured on
-    the blocks run here: the first map's first block, then every map run here), since starting workers and sending
-    them work costs about that. A sequential audit's early looks and a cheap mechanism's small audits stay here; a
-    large certification goes to the workers. Blocks travel in chunks (about CHUNKS_PER_WORKER per worker per map:
-    fewer round trips, every worker still busy to the end), and only what the task returns comes back (counts, for
-    certification). The block seeds itself, so the numbers are the same wherever it runs."""
+    """Spreads blocks over ``workers`` processes, this one and ``workers - 1`` worker processes (the task and mechanism
+    must be picklable; this process works while it waits, so two workers are two processes on two cores), only where
+    that pays: until the worker processes are started a map runs here when its blocks would take under
+    MIN_PARALLEL_SECONDS here (the time per block measured on the blocks run here: the first map's first block, then
+    every map run here), since starting workers and sending them work costs about that; once they run, only maps
+    under MIN_STARTED_SECONDS stay here. A sequential audit's early looks and a cheap mechanism's small audits stay
+    here; a large certification is shared. Each worker process is its own single-process lane, so blocks drawn ahead
+    (:meth:`draw_ahead`, while this process searches the witness) stay in the memory of the worker that drew them and
+    are finished there (:class:`Finish`); other blocks go in chunks (about CHUNKS_PER_WORKER per worker per map: few
+    round trips) to whichever worker process is free, or else run here, and only what the task returns comes back
+    (counts, for certification). The block seeds itself, so the numbers are the same wherever it runs."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
         self.progress = progress
-        self._pool: ProcessPoolExecutor | None = None
+        self._lanes: list[ProcessPoolExecutor] | None = None
+        self._started = False  # whether any work was sent to the workers
         self._block_seconds: float | None = None  # time per block measured in this process
+        self._ahead_key: str | None = None
+        self._ahead: dict[int, tuple[int, Future]] = {}  # item -> (lane, future) of the blocks drawn ahead
+        self._kept: dict[int, int] = {}  # item -> lane that keeps it (drawn ahead, not finished yet)
 
     def __enter__(self) -> ProcessBackend:
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
+        self._lanes = [ProcessPoolExecutor(max_workers=1, initializer=_ignore_interrupts) for _ in range(self.workers - 1)]
         return self
 
     def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
         close_progress(self.progress)
-        if self._pool is None:
+        if self._lanes is None:
             return
-        pool, self._pool = self._pool, None
-        if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        lanes, self._lanes = self._lanes, None
+        for _, future in self._ahead.values():  # blocks drawn ahead for a map that never came (an early return)
+            future.cancel()
+        self._started, self._ahead, self._kept, self._ahead_key = False, {}, {}, None
+        for pool in lanes:
+            if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
+                for process in list(getattr(pool, "_processes", {}).values()):
+                    process.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()
@@ -112,39 +147,155 @@ class ProcessBackend:
             self._block_seconds = (time.perf_counter() - started) / len(blocks)
         return results
 
+    def draw_ahead(self, key: str, draw: Callable[[int], Any], items: Sequence[int], item_bytes: int) -> None:
+        """Start drawing ``items`` in the workers (``draw(item)``, each kept in the memory of the worker that drew it,
+        at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by a later map of a :class:`Finish` task
+        with this ``key``: that map stops the drawing where it got to, finishes the kept items where they are and
+        runs the others as usual. Nothing is drawn ahead where that map would run in this process anyway."""
+        items = list(items)[:max(0, AHEAD_BYTES // max(1, item_bytes))]
+        if (not self._lanes or not items or self._block_seconds is None
+                or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS):
+            return
+        self._started, self._ahead_key, self._kept, self._ahead = True, key, {}, {}
+        size = max(1, round(AHEAD_CHUNK_SECONDS / max(self._block_seconds, 1e-9)))
+        for index, start in enumerate(range(0, len(items), size)):
+            lane, chunk = index % len(self._lanes), items[start:start + size]
+            self._ahead[chunk[0]] = (lane, self._lanes[lane].submit(_keep, key, draw, chunk))
+
+    def _collect_ahead(self, key: str) -> None:
+        """Stop drawing ahead under ``key``: cancel what has not started, wait for the rest, note where each kept
+        item is (an item whose draw failed is drawn again by its map, which reports the failure in order)."""
+        if key != self._ahead_key or not self._ahead:
+            return
+        ahead, self._ahead = self._ahead, {}
+        for _, future in ahead.values():
+            future.cancel()
+        for first, (lane, future) in ahead.items():
+            if not future.cancelled():
+                self._kept.update((item, lane) for item in self._result(future, [first]))
+
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         blocks = list(blocks)
-        if len(blocks) < 2:
-            return self._here(task, blocks)
-        if self._block_seconds is None:  # measure one block here first
-            return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
-        if self._block_seconds * len(blocks) < MIN_PARALLEL_SECONDS:
-            return self._here(task, blocks)
-        if self._pool is None:
+        if isinstance(task, Finish):
+            self._collect_ahead(task.key)
+        kept = {block: self._kept.pop(block) for block in blocks
+                if isinstance(task, Finish) and task.key == self._ahead_key and block in self._kept}
+        if not kept:
+            if len(blocks) < 2:
+                return self._here(task, blocks)
+            if self._block_seconds is None:  # measure one block here first
+                return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
+            if self._block_seconds * len(blocks) < (MIN_STARTED_SECONDS if self._started else MIN_PARALLEL_SECONDS):
+                return self._here(task, blocks)
+        if self._lanes is None:
             with self:
                 return self.map(task, blocks)
+        self._started = True
+        return self._spread(task, blocks, kept)
+
+    def _spread(self, task: Callable[[int], Any], blocks: list[int], kept: dict[int, int]) -> list[Any]:
+        """Run ``blocks`` in the worker processes and in this process: kept items in chunks on the lane that keeps
+        them, the others in chunks handed to whichever worker process has the least work queued (at most two chunks
+        each) or else run here; results in the order of ``blocks`` (after a failure nothing more is started, and the
+        failure of the first failed chunk in that order is raised)."""
+        lanes = self._lanes
+        assert lanes is not None
         size = max(1, len(blocks) // (CHUNKS_PER_WORKER * self.workers))
-        chunks = [blocks[i:i + size] for i in range(0, len(blocks), size)]
-        futures = [self._pool.submit(_run_chunk, task, chunk) for chunk in chunks]
-        results = []
-        for chunk, future in zip(chunks, futures):
-            try:
-                results += future.result()
-            except BrokenProcessPool as exc:
-                raise MechanismError(f"a worker process died while drawing blocks {chunk[0]}..{chunk[-1]} (the mechanism "
-                                     "crashed its process: os._exit, a fatal signal or out of memory)") from exc
-            if self.progress:
-                self.progress.advance(len(chunk))
-        return results
+        pending: dict[Future, tuple[int, list[int]]] = {}  # future -> (lane, chunk)
+        queued = [0] * len(lanes)
+        sent: list[tuple[list[int], Future | None, Any, BaseException | None]] = []  # chunk, future | (results, error)
+        failed = False
+
+        def submit(lane: int, chunk: list[int]) -> None:
+            future = lanes[lane].submit(_run_chunk, task, chunk)
+            pending[future] = (lane, chunk)
+            queued[lane] += 1
+            sent.append((chunk, future, None, None))
+
+        def collect(block: bool) -> None:
+            nonlocal failed
+            done = wait(list(pending), return_when=FIRST_COMPLETED)[0] if block else [f for f in pending if f.done()]
+            for future in done:
+                lane, chunk = pending.pop(future)
+                queued[lane] -= 1
+                if future.exception() is not None:
+                    failed = True
+                elif self.progress:
+                    self.progress.advance(len(chunk))
+
+        for lane in range(len(lanes)):
+            mine = [block for block in blocks if kept.get(block) == lane]
+            for i in range(0, len(mine), size):
+                submit(lane, mine[i:i + size])
+        rest = [block for block in blocks if block not in kept]
+        chunks = [rest[i:i + size] for i in range(0, len(rest), size)][::-1]
+        while chunks and not failed:
+            while chunks and lanes and min(queued) < 2:
+                submit(queued.index(min(queued)), chunks.pop())
+            if chunks:  # this process takes a chunk too
+                chunk = chunks.pop()
+                try:
+                    sent.append((chunk, None, _run_chunk(task, chunk), None))
+                    if self.progress:
+                        self.progress.advance(len(chunk))
+                except Exception as exc:  # raised below, in the order of the blocks
+                    sent.append((chunk, None, None, exc))
+                    failed = True
+            collect(block=False)
+        while pending:
+            collect(block=True)
+        position = {block: i for i, block in enumerate(blocks)}
+        results: dict[int, Any] = {}
+        for chunk, future, here, error in sorted(sent, key=lambda entry: position[entry[0][0]]):
+            if error is not None:
+                raise error
+            results.update(zip(chunk, here if future is None else self._result(future, chunk)))
+        return [results[block] for block in blocks]
+
+    @staticmethod
+    def _result(future: Future, chunk: Sequence[int]) -> Any:
+        try:
+            return future.result()
+        except BrokenProcessPool as exc:
+            raise MechanismError(f"a worker process died while drawing blocks {chunk[0]}..{chunk[-1]} (the mechanism "
+                                 "crashed its process: os._exit, a fatal signal or out of memory)") from exc
 
 
-#: A map whose blocks would take less than this here (seconds, measured) runs in this process.
+#: Until the workers are started, a map whose blocks would take less than this here (seconds, measured) runs here.
 MIN_PARALLEL_SECONDS = 0.3
+#: Once the workers run, a map whose blocks would take less than this here (seconds, measured) runs here.
+MIN_STARTED_SECONDS = 0.02
 #: Chunks per worker in one map of the process backend.
 CHUNKS_PER_WORKER = 4
+#: Blocks drawn ahead travel in chunks of about this many seconds of work (measured here): few round trips, and little
+#: drawn after the witness is known (a worker finishes the chunk it has started).
+AHEAD_CHUNK_SECONDS = 0.01
+#: At most this many bytes of blocks drawn ahead are kept in the workers' memory (all workers together).
+AHEAD_BYTES = 256 << 20
+
+_KEPT: dict[tuple[str, int], Any] = {}  # in a worker: the items it drew ahead, until finished
+
+
+def _keep(key: str, draw: Callable[[int], Any], items: Sequence[int]) -> list[int]:
+    """In a worker: draw ``items`` ahead and keep them; the items kept, up to the first whose draw failed (its map draws
+    it again and reports the failure in order)."""
+    kept = []
+    for item in items:
+        try:
+            _KEPT[(key, item)] = draw(item)
+        except Exception:
+            break
+        kept.append(item)
+    return kept
 
 
 def _run_chunk(task: Callable[[int], Any], chunk: Sequence[int]) -> list[Any]:
+    if isinstance(task, Finish):
+        results = []
+        for item in chunk:
+            drawn = _KEPT.pop((task.key, item), None)
+            results.append(task(item) if drawn is None else task.finish(drawn, item))
+        return results
     return [task(block) for block in chunk]
 
 
