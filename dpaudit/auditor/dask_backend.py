@@ -178,20 +178,35 @@ class DaskBackend:
             return True
 
         started = time.perf_counter()
+        # The first failure in block order is raised, as the serial backend raises it: after a chunk fails,
+        # no later chunk is submitted and the earlier chunks still running are awaited (chunks are submitted
+        # in order, so every chunk still queued comes after the failed one).
+        failed: tuple[int, Exception] | None = None
         try:
             for _ in range(limit):
                 if not submit_next():
                     break
             for future in completed:
                 index = pending.pop(future)
+                if failed is not None and index > failed[0]:
+                    continue
                 try:
                     results[index] = future.result()
                 except Exception as exc:  # noqa: BLE001 - re-raised as the caller's error
-                    raise _explain(exc) from exc
+                    failed = (index, exc)
+                    client.cancel([f for f, i in pending.items() if i > index])
+                    if not any(i < index for i in pending.values()):
+                        break
+                    continue
                 future.release()
                 if self.progress:
                     self.progress.advance(len(chunks[index]))
-                submit_next()
+                if failed is None:
+                    submit_next()
+                elif not any(i < failed[0] for i in pending.values()):
+                    break
+            if failed is not None:
+                raise _explain(failed[1]) from failed[1]
         except BaseException:
             client.cancel(list(pending))
             raise
