@@ -5,7 +5,9 @@ Run: nice -n 10 python benchmarks/bench_random_allocation.py [--only-z Z [Z ...]
 (``--only-z``: re-run only the points with these z; the other rows are kept from the last JSON and the report
 says which rows come from which run.)
 (peers, each optional: ``random-allocation`` (Feldman & Shenfeld's package for arXiv:2502.08202; not in the
-``bench`` extra, as it pins numpy < 2.2: ``pip install random-allocation``) and
+``bench`` extra, as it pins numpy < 2.2: ``pip install random-allocation``, or into a separate environment,
+``python -m venv RA && RA/bin/pip install "numpy<2.2" random-allocation pandas matplotlib numba``, and pass
+``--random-allocation-python RA/bin/python``: its bounds are then computed in that interpreter) and
 ``PLD_accounting`` (their package for "Efficient privacy loss accounting for subsampling and random
 allocation", ICML 2026); a dp_accounting release with ``RandomAllocationDpEvent`` is used when installed.)
 
@@ -27,14 +29,17 @@ import sys
 import time
 from pathlib import Path
 
-from _timing import machine_line
+import os
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dpaudit._io import atomic_write_text  # noqa: E402
-from dpaudit.accountant import PLDAccountant  # noqa: E402
-from dpaudit.events import Gaussian, PoissonSampled, RandomAllocation, SelfComposed  # noqa: E402
+if not os.environ.get("BENCH_PEER_ONLY"):  # the --random-allocation-python interpreter needs none of these
+    from _timing import machine_line
+
+    from dpaudit._io import atomic_write_text
+    from dpaudit.accountant import PLDAccountant
+    from dpaudit.events import Gaussian, PoissonSampled, RandomAllocation, SelfComposed
 
 DELTA = 1e-6
 TOLERANCE = 1e-3
@@ -46,6 +51,7 @@ _PLD_README = "PLD_accounting README (sigma 3, t 100, k 10)"
 _DP_TEST = "dp_accounting dp_event test (GaussianDpEvent(2.0), k 10, t 100)"
 _EPOCHS = "multi-epoch (earlier breadth grid)"
 _RA_SMALL_Z = "random-allocation README sweep, its small sigma (linspace(0.1, 2, 20) reaches 0.1)"
+_K_SMALL_Z = "k of t at little noise (corners of the target grid z 0.2-3, t 10-10^6, k 3 and 10)"
 
 #: (z, t, k, epochs, neighbouring, source)
 POINTS = [
@@ -71,6 +77,10 @@ POINTS = [
     (1.5, 1000, 1, 5, "add_remove", _EPOCHS),
     (3.0, 1000, 1, 10, "add_remove", _EPOCHS),
     (3.0, 1000, 10, 5, "add_remove", _EPOCHS),
+    (0.8, 100, 3, 1, "add_remove", _K_SMALL_Z),
+    (0.3, 1000, 10, 1, "add_remove", _K_SMALL_Z),
+    (0.2, 10, 3, 1, "add_remove", _K_SMALL_Z),
+    (0.5, 1000, 3, 1, "add_remove", _K_SMALL_Z),
     (2.0, 1, 1, 1, "replace_one", "t = 1: the Gaussian at sensitivity 2C"),
     (2.0, 10, 1, 1, "replace_one", "replace-one"),
     (3.0, 100, 10, 1, "replace_one", "replace-one"),
@@ -82,8 +92,32 @@ def _event(z: float, t: int, k: int, epochs: int):
     return one if epochs == 1 else SelfComposed(one, epochs)
 
 
+#: another interpreter that has ``random-allocation`` (``--random-allocation-python``), or None: this one
+_PEER_PYTHON: str | None = None
+
+
+def _in_peer_python(function: str, *arguments) -> dict | float | None:
+    """``function(*arguments)`` of this module run in the ``--random-allocation-python`` interpreter (its result
+    as JSON)."""
+    import subprocess
+
+    script = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+              f"import bench_random_allocation as b; print(json.dumps(b.{function}(*{arguments!r})))")
+    done = subprocess.run([_PEER_PYTHON, "-c", script], capture_output=True, text=True, check=True,
+                          env={"PYTHONPATH": "", "PATH": "/usr/bin:/bin", "BENCH_PEER_ONLY": "1"})
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _peer_version() -> str:
+    from importlib.metadata import version
+
+    return version("random-allocation")
+
+
 def _paper_package(z: float, t: int, k: int, epochs: int) -> dict:
     """random-allocation's combined upper bound and (one epoch, k = 1) its lower bound."""
+    if _PEER_PYTHON is not None:
+        return _in_peer_python("_paper_package", z, t, k, epochs)
     if importlib.util.find_spec("random_allocation") is None:
         return {}
     from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
@@ -111,6 +145,8 @@ def _paper_delta_lower(z: float, t: int, epsilon: float) -> float | None:
     """random-allocation's own delta lower bound at ``epsilon`` (one epoch, k = 1): what its lower bound certifies
     there. Its reported epsilon lower bound is the upper side of a bisection bracket of this function (tolerance
     1e-3), so an upper end a hair below that report is consistent as long as this is at most delta."""
+    if _PEER_PYTHON is not None:
+        return _in_peer_python("_paper_delta_lower", z, t, epsilon)
     if importlib.util.find_spec("random_allocation") is None or not math.isfinite(epsilon):
         return None
     from random_allocation.comparisons.structs import PrivacyParams, SchemeConfig
@@ -294,7 +330,11 @@ def main() -> None:
     parser.add_argument("--only-z", type=float, nargs="+",
                         help="re-run only the points with these z, in this order (the report is rewritten after each)")
     parser.add_argument("--rewrite", action="store_true", help="rewrite the report from the last JSON, computing nothing")
+    parser.add_argument("--random-allocation-python", metavar="PYTHON",
+                        help="an interpreter with random-allocation installed (it pins numpy < 2.2)")
     args = parser.parse_args()
+    global _PEER_PYTHON
+    _PEER_PYTHON = args.random_allocation_python
     if args.rewrite:
         _write(_previous_rows())
         return
@@ -326,6 +366,8 @@ def _write(done: dict) -> None:
 
     def installed(name: str) -> str:
         try:
+            if name == "random-allocation" and _PEER_PYTHON is not None:
+                return _in_peer_python("_peer_version") + " (its own interpreter)"
             return version(name)
         except PackageNotFoundError:
             return "not installed"
