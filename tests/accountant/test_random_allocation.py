@@ -904,3 +904,13 @@ def test_generating_upper_end_is_above_the_sampled_law():
         sampled = float((loss_bound > level).mean())
         bound = float(pld.pmf[losses > level].sum()) + pld.inf_mass
         assert bound >= sampled - 5 * math.sqrt(sampled * (1 - sampled) / runs)
+
+
+def test_log_statistic_of_the_opposite_record_raises_the_replace_one_lower_end():
+    """Replace-one, the record x replaced by -x in the same steps: the log statistic's pair (z = 2, t = 2) lies below the
+    replace-one upper end 3.496 and far above the largest output's pair (the lower end was 2.28)."""
+    from dpaudit.accountant.families import random_allocation as family
+
+    low = family._log_lower_pld(0.5, 2, 1, 1e-3, 1000.0, 1, -0.5).epsilon(1e-6)
+    largest = family._max_lower_pld(0.5, 2, 1, "remove", 1e-3, other=-0.5).epsilon(1e-6)
+    assert largest < 2.5 < 3.25 <= low <= 3.496
