@@ -51,7 +51,7 @@ from scipy.special import ndtr
 
 from .grid import _convolve as _fft_convolve, convolution_error
 
-__all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "FAILURE"]
+__all__ = ["LatticeLaw", "summand_top", "rounded_sum_law", "power_law", "sum_law", "FAILURE"]
 
 _TAIL = 1e-12  # mass cut per truncation, divided by how often the truncated law is counted in the final one
 _HEAD_TAIL = 1e-9  # convolution: mass outside the window convolved on its own
@@ -370,3 +370,16 @@ def rounded_sum_law(s: float, base_count: int, shifted_count: int, h: float, sid
     spread = h * math.sqrt(n * math.log(2.0 / FAILURE) / 2.0) + float_slack  # Hoeffding half-width
     return LatticeLaw(law.pmf, law.offset, law.step, law.worst, law.dropped, law.error, law.bias, spread,
                       law.beyond, left_out, left_out_above)
+
+
+def power_law(pmf: np.ndarray, count: int, error: float, step: float, side: str = "drop") -> LatticeLaw:
+    """The law of the sum of ``count`` independent copies of the lattice variable with ``pmf`` on 0, step, 2 step,
+    ... (``error``: an l1 bound on the float error of ``pmf``, carried into the result's ``error`` with the
+    convolutions' round-off); tails cut on ``side`` (:func:`_cut`). For a statistic of the outputs other than the
+    rounded likelihood ratios (no bracket: ``spread``, ``bias`` and ``beyond`` stay 0)."""
+    return _power(LatticeLaw(np.asarray(pmf, dtype=float), 0, step, error=error), count, side)
+
+
+def sum_law(a: LatticeLaw, b: LatticeLaw, side: str = "drop") -> LatticeLaw:
+    """The law of the sum of two independent lattice variables of the same step (tails cut on ``side``)."""
+    return _add(a, b, side)
