@@ -31,11 +31,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import AccountingTooLargeError
 from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
 from .pld_core.grid import GridPLD, _convolve
 
-__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta"]
+__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta", "MAX_TILTED_CELLS",
+           "check_tilted_cells"]
+
+#: Largest grid (cells) one tilted leaf may need; beyond it the tilted read-out is refused
+#: (:class:`~dpaudit.errors.AccountingTooLargeError`) before anything that size is allocated.
+MAX_TILTED_CELLS = 2**22
+_CHOOSE_CELLS = 2**17  # the tilt is chosen on a grid of at most this many cells per leaf (only tightness depends on it)
+_PROBE_STEP = 64.0
 
 _U = 2.0**-53
 _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in ``slack``)
@@ -221,10 +229,42 @@ class TiltedPLD:
         return low
 
 
+def _tilted_span(leaf: Leaf, relation: str, step: float, lam: float, pessimistic: bool) -> float:
+    """The loss span of a leaf's grid for the read-out tilted by ``lam`` (``inf``: the widest grid), measured
+    on coarse grids (first of step 64, then at most 2^16 cells) without building it at ``step``."""
+    span = 0.0
+    probe_step = _PROBE_STEP
+    for _ in range(2):
+        with np.errstate(all="ignore"):  # a span estimate: the coarse grid's edge cases are moot
+            pair = build_leaf(leaf, relation, probe_step, pessimistic, lam=lam)
+        span = max(float(p.pmf.size * p.step) for p in pair if p is not None)
+        finer = max(step * 4096.0, span / 2.0**16)
+        if finer >= probe_step:
+            break
+        probe_step = finer
+    return span
+
+
+def check_tilted_cells(leaves: Counter[Leaf], relation: str, step: float, lam: float,
+                       pessimistic: bool = True) -> None:
+    """Refuse (:class:`~dpaudit.errors.AccountingTooLargeError`), before building it, a tilted read-out on
+    the grid of ``step`` for which some leaf would need more than :data:`MAX_TILTED_CELLS` cells (a large
+    tilt reaches far into a leaf's tail: subsampled mechanisms at small epsilon)."""
+    for leaf in leaves:
+        cells = _tilted_span(leaf, relation, step, lam, pessimistic) / step
+        if cells > MAX_TILTED_CELLS:
+            raise AccountingTooLargeError(
+                f"PLDAccountant: the tilted read-out (lam={lam:.3g}) would need {cells:.3g} cells for a "
+                f"{leaf.kind!r} leaf at step {step:.3g} (limit {MAX_TILTED_CELLS:.3g}); use the plain read-out, "
+                "RDPAccountant or epsilon_upper", cells=cells)
+
+
 def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, direction: int,
                pessimistic: bool = True) -> TiltedPLD:
     """Composition of ``leaves`` in one direction (0: remove, 1: add) tilted by ``lam`` on the
-    pessimistic (upper bound) or optimistic (lower bound) grid of ``step``."""
+    pessimistic (upper bound) or optimistic (lower bound) grid of ``step``; refused
+    (:func:`check_tilted_cells`) where a leaf's grid would be too large."""
+    check_tilted_cells(leaves, relation, step, lam, pessimistic)
     total: TiltedPLD | None = None
     for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
         pld = build_leaf(leaf, relation, step, pessimistic, lam=lam)[direction]
@@ -234,19 +274,41 @@ def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, di
     return total
 
 
+def _approx_log_mgf(pld: GridPLD, lams: np.ndarray, cells: int = 8192) -> np.ndarray:
+    """ln M(lam) of a grid PLD's finite part, approximately (for choosing a tilt only): the masses pooled into at
+    most ``cells`` blocks, each at its mass-weighted mean loss (error second order in the block width)."""
+    block = max(1, -(-pld.pmf.size // cells))
+    pad = (-pld.pmf.size) % block
+    pmf = np.append(pld.pmf, np.zeros(pad)).reshape(-1, block)
+    losses = np.append(pld.losses, np.zeros(pad)).reshape(-1, block)
+    mass = pmf.sum(axis=1)
+    keep = mass > 0
+    if not keep.any():
+        return np.full(np.shape(lams), -np.inf)
+    mean = (pmf * losses).sum(axis=1)[keep] / mass[keep]
+    exponents = np.log(mass[keep])[None, :] + lams[:, None] * mean[None, :]
+    top = exponents.max(axis=1)
+    return top + np.log(np.exp(exponents - top[:, None]).sum(axis=1))
+
+
 def choose_tilts(leaves: Counter[Leaf], relation: str, step: float, *, target_delta: float | None = None,
                  target_epsilon: float | None = None) -> list[float]:
     """Per direction (remove, add; one entry when every leaf is symmetric) the lam minimising the
     Chernoff bound of the widest pessimistic grid: for a target delta min_lam (ln M(lam) - ln delta) / lam,
-    for a target epsilon min_lam ln M(lam) - lam eps. Only tightness depends on it."""
+    for a target epsilon min_lam ln M(lam) - lam eps. Only tightness depends on it. The grid is ``step`` or,
+    where the widest grid would exceed 2^17 cells, coarser (refused beyond :data:`MAX_TILTED_CELLS` cells at
+    that coarser step); ln M is summed over every cell (pooling cells at a block's top loss would add lam
+    times the block width per leaf, n times: at 10^5 steps it moved lam by a factor 3)."""
     totals = [np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size)]
     symmetric = True
     for leaf, count in leaves.items():
-        remove, add = build_leaf(leaf, relation, step, True, lam=math.inf)  # widest grid
-        totals[0] += count * log_mgf_curve(remove, _LAMBDAS)
+        span = _tilted_span(leaf, relation, step, math.inf, True)
+        leaf_step = max(step, span / _CHOOSE_CELLS)
+        remove, add = build_leaf(leaf, relation, leaf_step, True, lam=math.inf)  # widest grid
+        totals[0] += count * _approx_log_mgf(remove, _LAMBDAS)
         if add is not remove:
             symmetric = False
-        totals[1] += count * log_mgf_curve(add, _LAMBDAS)
+        totals[1] += count * _approx_log_mgf(add, _LAMBDAS)
     lams = []
     for total in totals[:1] if symmetric else totals:
         if target_delta is not None:
