@@ -49,6 +49,8 @@ _U = 2.0**-53
 _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in ``slack``)
 _LEAF_FLOOR = 1e-300  # P-mass beyond the widest grid (normal tail beyond 37.5 sd), charged at +inf
 _LAMBDAS = np.concatenate([np.geomspace(0.02, 2000.0, 121)])
+_FIRST_COARSE_LEVEL = 6  # multi-resolution self-composition, as in GridPLD.self_compose
+_LEVELS_PER_HALVING = 2
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,12 @@ class TiltedPLD:
         total = float(weights.sum())
         log_mgf = top + math.log(total)
         pmf = weights / total
-        # the l1 error of the stored masses, tilted at worst by the largest weight e^{lam l_max} / M
-        slack = pld.error * math.exp(min(700.0, lam * float(losses[-1]) - log_mgf)) + 8 * _U * pmf.size
+        # the l1 error of the stored masses, tilted at worst by the largest weight e^{lam l_max} / M; and the
+        # float error of the tilted masses themselves: each is exp of an exponent of size at most
+        # |ln p| + lam |l| + |top| (absolute error u times that, a relative error of the mass), over a total
+        # of 1 (the sum and division a few ulps more)
+        exponent = float(np.max(np.abs(log_w[np.isfinite(log_w)]))) + abs(top)
+        slack = pld.error * math.exp(min(700.0, lam * float(losses[-1]) - log_mgf)) + 4 * _U * (exponent + math.log2(pmf.size + 1) + 8)
         # float error of the log-moment itself, charged as relative slack on M (outward)
         margin = 8 * _U * (abs(log_mgf) + pmf.size)
         log_mgf += -margin if lower else margin
@@ -117,9 +123,13 @@ class TiltedPLD:
                            self.log_mgf + other.log_mgf, slack, min(1.0, inf_mass), self.lower)
         return result._cut(level)
 
-    def self_compose(self, count: int) -> TiltedPLD:
+    def self_compose(self, count: int, final_step: float | None = None) -> TiltedPLD:
+        """``count``-fold composition by exponentiation by squaring; with ``final_step`` = 2^r ``step`` (upper
+        bound only) the squared block is coarsened by 2 at levels 6, 8, 10, ... until the grid is
+        ``final_step`` (as :meth:`.GridPLD.self_compose`), and the result ends there."""
         result: TiltedPLD | None = None
         power = self
+        level, halvings = 0, 0
         while True:
             if count & 1:
                 result = power if result is None else result.compose(power)
@@ -127,8 +137,52 @@ class TiltedPLD:
             if not count:
                 break
             power = power.compose(power)
+            level += 1
+            if (final_step is not None and power.step * 1.5 < final_step
+                    and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
+                power = power.coarsen(2)
+                halvings += 1
+            if result is not None and result.step < power.step:
+                result = result.coarsen(round(power.step / result.step))
         assert result is not None
+        if final_step is not None and result.step * 1.5 < final_step:
+            result = result.coarsen(round(final_step / result.step))
         return result
+
+    def coarsen(self, factor: int) -> TiltedPLD:
+        """The tilted PLD on the grid of step ``factor * step`` (upper bound only): each untilted atom is split
+        onto the two coarse grid points around it keeping its P- and Q-mass (connect the dots, as
+        :meth:`.GridPLD.coarsen`; the new pair dominates the old one), and the tilted masses are re-weighted
+        accordingly: an atom r fine cells above coarse point a sends the P-share u_r = (1 - e^{-r h}) /
+        (1 - e^{-H}) up, so its tilted mass t becomes t (1 - u_r) e^{-lam r h} at a and t u_r e^{lam (H - r h)}
+        at a + 1 (H = factor h). The masses are renormalised (their total Z goes into ``log_mgf``); mass
+        missing from the vector (``slack``) would have grown by at most the largest per-atom factor c, so
+        the slack becomes slack c / Z, plus a few ulps of the arithmetic."""
+        if factor == 1:
+            return self
+        if self.lower or factor < 1:
+            raise ValueError("only upper-bound tilted PLDs are coarsened, by an integer factor >= 1")
+        h = self.step
+        base, lead = divmod(self.offset, factor)
+        blocks = -(-(lead + self.pmf.size) // factor)
+        fine = np.zeros(blocks * factor)
+        fine[lead:lead + self.pmf.size] = self.pmf
+        fine = fine.reshape(blocks, factor)
+        r = np.arange(factor)
+        up_share = np.expm1(-r * h) / np.expm1(-factor * h)
+        down_weight = (1.0 - up_share) * np.exp(-self.lam * r * h)
+        up_weight = up_share * np.exp(self.lam * (factor - r) * h)
+        pmf = np.zeros(blocks + 1)
+        pmf[:-1] = fine @ down_weight
+        pmf[1:] += fine @ up_weight
+        if pmf[-1] == 0.0:
+            pmf = pmf[:-1]
+        total = float(pmf.sum())
+        largest = float(np.max(down_weight + up_weight)) * (1 + 16 * _U)
+        pmf /= total
+        log_mgf = self.log_mgf + math.log(total) + 8 * _U * (abs(self.log_mgf) + factor + 8)
+        slack = self.slack * largest / total * (1 + 16 * _U) + 16 * _U * (factor + 4)
+        return TiltedPLD(h * factor, self.lam, base, pmf, log_mgf, slack, self.inf_mass, False)._cut()
 
     # ------------------------------------------------------------------ read-out
     def log_delta_finite(self, epsilon: float) -> float:
@@ -229,14 +283,15 @@ class TiltedPLD:
         return low
 
 
-def _tilted_span(leaf: Leaf, relation: str, step: float, lam: float, pessimistic: bool) -> float:
+def _tilted_span(leaf: Leaf, relation: str, step: float, lam: float, pessimistic: bool,
+                 only: str | None = None) -> float:
     """The loss span of a leaf's grid for the read-out tilted by ``lam`` (``inf``: the widest grid), measured
     on coarse grids (first of step 64, then at most 2^16 cells) without building it at ``step``."""
     span = 0.0
     probe_step = _PROBE_STEP
     for _ in range(2):
         with np.errstate(all="ignore"):  # a span estimate: the coarse grid's edge cases are moot
-            pair = build_leaf(leaf, relation, probe_step, pessimistic, lam=lam)
+            pair = build_leaf(leaf, relation, probe_step, pessimistic, lam=lam, only=only)
         span = max(float(p.pmf.size * p.step) for p in pair if p is not None)
         finer = max(step * 4096.0, span / 2.0**16)
         if finer >= probe_step:
@@ -246,12 +301,12 @@ def _tilted_span(leaf: Leaf, relation: str, step: float, lam: float, pessimistic
 
 
 def check_tilted_cells(leaves: Counter[Leaf], relation: str, step: float, lam: float,
-                       pessimistic: bool = True) -> None:
+                       pessimistic: bool = True, only: str | None = None) -> None:
     """Refuse (:class:`~dpaudit.errors.AccountingTooLargeError`), before building it, a tilted read-out on
     the grid of ``step`` for which some leaf would need more than :data:`MAX_TILTED_CELLS` cells (a large
     tilt reaches far into a leaf's tail: subsampled mechanisms at small epsilon)."""
     for leaf in leaves:
-        cells = _tilted_span(leaf, relation, step, lam, pessimistic) / step
+        cells = _tilted_span(leaf, relation, step, lam, pessimistic, only) / step
         if cells > MAX_TILTED_CELLS:
             raise AccountingTooLargeError(
                 f"PLDAccountant: the tilted read-out (lam={lam:.3g}) would need {cells:.3g} cells for a "
@@ -259,77 +314,123 @@ def check_tilted_cells(leaves: Counter[Leaf], relation: str, step: float, lam: f
                 "RDPAccountant or epsilon_upper", cells=cells)
 
 
+def _check_composed_cells(tilted: TiltedPLD, count: int, step: float) -> None:
+    """Refuse a tilted composition whose result would span more than :data:`MAX_TILTED_CELLS` cells of ``step``:
+    the composed tilted law spans about 40 of its standard deviations (sqrt(count) times the leaf's), plus
+    the leaf's own span."""
+    losses = (tilted.offset + np.arange(tilted.pmf.size)) * tilted.step
+    mean = float(np.dot(tilted.pmf, losses))
+    sd = math.sqrt(max(0.0, float(np.dot(tilted.pmf, (losses - mean) ** 2))))
+    cells = (40.0 * math.sqrt(count) * sd + tilted.pmf.size * tilted.step) / step
+    if cells > MAX_TILTED_CELLS:
+        raise AccountingTooLargeError(
+            f"PLDAccountant: the tilted read-out (lam={tilted.lam:.3g}) of {count} compositions would need about "
+            f"{cells:.3g} cells at step {step:.3g} (limit {MAX_TILTED_CELLS:.3g})", cells=cells)
+
+
 def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, direction: int,
-               pessimistic: bool = True) -> TiltedPLD:
+               pessimistic: bool = True, fine: int = 1) -> TiltedPLD:
     """Composition of ``leaves`` in one direction (0: remove, 1: add) tilted by ``lam`` on the
-    pessimistic (upper bound) or optimistic (lower bound) grid of ``step``; refused
+    pessimistic (upper bound) or optimistic (lower bound) grid of ``step``; with ``fine`` = 2^r > 1 (upper
+    bound only) each leaf is discretised on step / fine and coarsened to step while it is self-composed
+    (:meth:`TiltedPLD.self_compose`); refused
     (:func:`check_tilted_cells`) where a leaf's grid would be too large."""
-    check_tilted_cells(leaves, relation, step, lam, pessimistic)
+    fine = fine if pessimistic else 1
+    only = "add" if direction else "remove"
+    check_tilted_cells(leaves, relation, step / fine, lam, pessimistic, only)
     total: TiltedPLD | None = None
     for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
-        pld = build_leaf(leaf, relation, step, pessimistic, lam=lam)[direction]
-        part = TiltedPLD.tilt(pld, lam).self_compose(count)
+        pld = build_leaf(leaf, relation, step / fine, pessimistic, lam=lam, only=only)[direction]
+        tilted = TiltedPLD.tilt(pld, lam)
+        _check_composed_cells(tilted, count, step)
+        part = tilted.self_compose(count, final_step=step if fine > 1 else None)
         total = part if total is None else total.compose(part)
     assert total is not None
     return total
 
 
-def _approx_log_mgf(pld: GridPLD, lams: np.ndarray, cells: int = 8192) -> np.ndarray:
-    """ln M(lam) of a grid PLD's finite part, approximately (for choosing a tilt only): the masses pooled into at
-    most ``cells`` blocks, each at its mass-weighted mean loss (error second order in the block width)."""
-    block = max(1, -(-pld.pmf.size // cells))
-    pad = (-pld.pmf.size) % block
-    pmf = np.append(pld.pmf, np.zeros(pad)).reshape(-1, block)
-    losses = np.append(pld.losses, np.zeros(pad)).reshape(-1, block)
-    mass = pmf.sum(axis=1)
-    keep = mass > 0
+def _log_mgf_and_reach(pld: GridPLD, lams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ln M(lam) of a grid PLD's finite part over every cell, the span of the tilted law between its cuts)
+    at each lam (for choosing a tilt; the cumulative sums are in float, so a cut near 1 is approximate)."""
+    keep = pld.pmf > 0
     if not keep.any():
-        return np.full(np.shape(lams), -np.inf)
-    mean = (pmf * losses).sum(axis=1)[keep] / mass[keep]
-    exponents = np.log(mass[keep])[None, :] + lams[:, None] * mean[None, :]
-    top = exponents.max(axis=1)
-    return top + np.log(np.exp(exponents - top[:, None]).sum(axis=1))
+        return np.full(np.shape(lams), -np.inf), np.zeros(np.shape(lams))
+    log_p, losses = np.log(pld.pmf[keep]), pld.losses[keep]
+    out, reach = np.empty(lams.size), np.empty(lams.size)
+    for i, lam in enumerate(lams):
+        weights = np.exp(log_p + lam * losses - float((log_p + lam * losses).max()))
+        total = float(weights.sum())
+        out[i] = float((log_p + lam * losses).max()) + math.log(total)
+        head = np.cumsum(weights)  # tilted mass at and below each cell
+        first = int(np.searchsorted(head, _CUT * total))  # first cell whose lower tail reaches the cut
+        tail = np.cumsum(weights[::-1])  # tilted mass at and above each cell, from the top
+        last = losses.size - 1 - int(np.searchsorted(tail, _CUT * total))  # last cell whose upper tail reaches it
+        top = float(losses[min(last, losses.size - 1)])
+        # a tilted law reaching the top tenth of the widest grid sits at its edge: there it is not resolved
+        edge = top > losses[-1] - 0.1 * (losses[-1] - losses[0])
+        reach[i] = math.inf if edge else top - float(losses[min(first, losses.size - 1)])
+    return out, reach
 
 
 def choose_tilts(leaves: Counter[Leaf], relation: str, step: float, *, target_delta: float | None = None,
-                 target_epsilon: float | None = None) -> list[float]:
+                 target_epsilon: float | None = None, cell_step: float | None = None,
+                 max_cells: float = 2.0**18) -> list[float]:
     """Per direction (remove, add; one entry when every leaf is symmetric) the lam minimising the
     Chernoff bound of the widest pessimistic grid: for a target delta min_lam (ln M(lam) - ln delta) / lam,
-    for a target epsilon min_lam ln M(lam) - lam eps. Only tightness depends on it. The grid is ``step`` or,
-    where the widest grid would exceed 2^17 cells, coarser (refused beyond :data:`MAX_TILTED_CELLS` cells at
-    that coarser step); ln M is summed over every cell (pooling cells at a block's top loss would add lam
-    times the block width per leaf, n times: at 10^5 steps it moved lam by a factor 3)."""
-    totals = [np.zeros(_LAMBDAS.size), np.zeros(_LAMBDAS.size)]
+    for a target epsilon min_lam ln M(lam) - lam eps, over 25 tilts from 0.02 to 2000 and then 13 around
+    the best. Only tightness depends on it. With ``cell_step`` (the grid the leaves are tilted on), only tilts
+    whose tilted leaves span at most ``max_cells`` of it are considered (all of them when none does):
+    a subsampled leaf's tilted law at a large tilt sits in its far tail (its moments explode there), so a
+    smaller tilt is both cheaper and, read out exactly, tight. The grid is ``step`` or, where the widest grid
+    would exceed 2^17 cells, coarser; ln M is summed over every cell (pooling cells into blocks would move
+    ln M by lam times the block width per leaf, n times: at 10^5 steps it moved lam by a factor 3)."""
+    plds = []
     symmetric = True
     for leaf, count in leaves.items():
         span = _tilted_span(leaf, relation, step, math.inf, True)
         leaf_step = max(step, span / _CHOOSE_CELLS)
         remove, add = build_leaf(leaf, relation, leaf_step, True, lam=math.inf)  # widest grid
-        totals[0] += count * _approx_log_mgf(remove, _LAMBDAS)
-        if add is not remove:
-            symmetric = False
-        totals[1] += count * _approx_log_mgf(add, _LAMBDAS)
-    lams = []
-    for total in totals[:1] if symmetric else totals:
+        symmetric = symmetric and add is remove
+        plds.append((count, remove, add))
+
+    def objective(lams: np.ndarray, direction: int) -> np.ndarray:
+        total = np.zeros(lams.size)
+        allowed = np.ones(lams.size, dtype=bool)
+        for count, *pair in plds:
+            log_mgf, reach = _log_mgf_and_reach(pair[direction], lams)
+            total += count * log_mgf
+            if cell_step is not None:
+                allowed &= reach / cell_step <= max_cells
         if target_delta is not None:
-            objective = (total - math.log(target_delta)) / _LAMBDAS
+            values = (total - math.log(target_delta)) / lams
         else:
-            objective = total - _LAMBDAS * float(target_epsilon)
-        lams.append(float(_LAMBDAS[int(np.argmin(objective))]))
+            values = total - lams * float(target_epsilon)
+        return np.where(allowed, values, np.inf) if allowed.any() else values
+
+    lams = []
+    coarse = np.geomspace(0.02, 2000.0, 25)
+    for direction in (0,) if symmetric else (0, 1):
+        values = objective(coarse, direction)
+        best = float(coarse[int(np.nanargmin(values))]) if np.isfinite(values).any() else 1.0
+        around = best * np.geomspace(0.62, 1.6, 13)
+        values = objective(around, direction)
+        lams.append(float(around[int(np.nanargmin(values))]) if np.isfinite(values).any() else best)
     return lams
 
 
 def tilted_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_delta: float,
-                   pessimistic: bool = True) -> float:
-    """Upper (pessimistic) or lower bound on epsilon(target_delta) of the composed pairs (both directions)."""
-    lams = choose_tilts(leaves, relation, step, target_delta=target_delta)
-    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic).epsilon(target_delta)
+                   pessimistic: bool = True, fine: int = 1) -> float:
+    """Upper (pessimistic) or lower bound on epsilon(target_delta) of the composed pairs (both directions);
+    ``fine``: see :func:`tilted_pld`."""
+    lams = choose_tilts(leaves, relation, step, target_delta=target_delta, cell_step=step / (fine if pessimistic else 1))
+    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).epsilon(target_delta)
                for d, lam in enumerate(lams))
 
 
 def tilted_delta(leaves: Counter[Leaf], relation: str, step: float, target_epsilon: float,
-                 pessimistic: bool = True) -> float:
-    """Upper (pessimistic) or lower bound on delta(target_epsilon) of the composed pairs (both directions)."""
-    lams = choose_tilts(leaves, relation, step, target_epsilon=target_epsilon)
-    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic).delta(target_epsilon)
+                 pessimistic: bool = True, fine: int = 1) -> float:
+    """Upper (pessimistic) or lower bound on delta(target_epsilon) of the composed pairs (both directions);
+    ``fine``: see :func:`tilted_pld`."""
+    lams = choose_tilts(leaves, relation, step, target_epsilon=target_epsilon, cell_step=step / (fine if pessimistic else 1))
+    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).delta(target_epsilon)
                for d, lam in enumerate(lams))
