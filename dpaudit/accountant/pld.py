@@ -434,10 +434,12 @@ class PLDAccountant(AttackRiskReadouts):
             read = list(self._plds(pessimistic, refinement))
             value = max(pld.epsilon(target_delta) for pld in read)
         floor = max(p.inf_mass + abs(p.error) for p in read)
-        # the upper side also tries tilting near its error floor (which it charges in full); the lower
-        # side subtracts the floor, which costs little until the target is within 10x of it
+        # the upper side also tries tilting near its error floor (which it charges in full: within 1000x of the
+        # target on the default budgets, within 30x on budgets planned for this delta, where the floor moves
+        # epsilon by at most about 0.03 / lam); the lower side subtracts the floor, which costs little until the
+        # target is within 10x of it
         planned = getattr(self, "_level", None) is not None  # tail and float budgets planned for this delta
-        small = target_delta < (10.0 if pessimistic and planned else 1e3 if pessimistic else 10.0) * floor or (
+        small = target_delta < (30.0 if planned and pessimistic else 1e3 if pessimistic else 10.0) * floor or (
             target_delta < SMALL_DELTA and not planned)
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
             value = self._with_tilted(value, target_delta, pessimistic, refinement)

@@ -30,11 +30,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.fft
 
 from ..errors import AccountingTooLargeError
 from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
-from .pld_core.grid import GridPLD, _convolve
+from .pld_core.grid import GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta", "MAX_TILTED_CELLS",
            "check_tilted_cells"]
@@ -49,8 +50,28 @@ _U = 2.0**-53
 _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in ``slack``)
 _LEAF_FLOOR = 1e-300  # P-mass beyond the widest grid (normal tail beyond 37.5 sd), charged at +inf
 _LAMBDAS = np.concatenate([np.geomspace(0.02, 2000.0, 121)])
+_SQUARE_BUDGET = 1e-10  # tilted mass a self-composition's squarings may lose to float error (split or extended beyond)
 _FIRST_COARSE_LEVEL = 6  # multi-resolution self-composition, as in GridPLD.self_compose
 _LEVELS_PER_HALVING = 2
+
+
+class _Futile(Exception):
+    """A tilted leaf's float error, composed, would swamp any read-out: the tilted bound is not computed."""
+
+
+def _product(a: float, b: float) -> float:
+    """a b for slacks (inf instead of a float overflow: such a slack already makes the bound useless)."""
+    return float(a) * float(b) if max(a, b) < 1e150 else math.inf
+
+
+def _product_error(a: np.ndarray, b: np.ndarray) -> float:
+    """The l1 error bound :func:`.pld_core.grid._convolve` charges for a float64 FFT product of ``a`` and ``b``."""
+    if min(a.size, b.size) <= 64:
+        return 0.0
+    size = scipy.fft.next_fast_len(a.size + b.size - 1, real=True)
+    norms = (math.sqrt(float(np.square(a).sum())) * float(b.sum())
+             + float(a.sum()) * math.sqrt(float(np.square(b).sum())))
+    return 8.0 * _U * math.log2(size) * 1.5 * norms * math.sqrt(size)
 
 
 @dataclass(frozen=True)
@@ -73,22 +94,32 @@ class TiltedPLD:
     def tilt(cls, pld: GridPLD, lam: float) -> TiltedPLD:
         lower = not pld.pessimistic
         losses = pld.losses
+        exponents = lam * losses
         with np.errstate(divide="ignore"):
-            log_w = np.log(pld.pmf) + lam * losses
+            log_w = np.log(pld.pmf) + exponents
         top = float(np.max(log_w))
         inf_mass = pld.inf_mass if lower else min(1.0, pld.inf_mass + _LEAF_FLOOR)
         if not math.isfinite(top):  # no finite loss (every loss at +inf): M(lam) of the finite part is 0
             return cls(pld.step, lam, pld.offset, np.ones(1), -math.inf, 0.0, inf_mass, lower)
-        weights = np.exp(log_w - top)
+        # weights p e^{lam l - shift}: the masses enter as they are (no log), the shift only where e^{lam l}
+        # would leave the float range
+        high = float(np.max(exponents))
+        shift = top if high > 700.0 or top < -700.0 else 0.0
+        with np.errstate(under="ignore"):
+            weights = pld.pmf * np.exp(exponents - shift) if shift == 0.0 else np.exp(log_w - shift)
         total = float(weights.sum())
-        log_mgf = top + math.log(total)
+        log_mgf = shift + math.log(total)
         pmf = weights / total
         # the l1 error of the stored masses, tilted at worst by the largest weight e^{lam l_max} / M; and the
-        # float error of the tilted masses themselves: each is exp of an exponent of size at most
-        # |ln p| + lam |l| + |top| (absolute error u times that, a relative error of the mass), over a total
-        # of 1 (the sum and division a few ulps more)
-        exponent = float(np.max(np.abs(log_w[np.isfinite(log_w)]))) + abs(top)
-        slack = pld.error * math.exp(min(700.0, lam * float(losses[-1]) - log_mgf)) + 4 * _U * (exponent + math.log2(pmf.size + 1) + 8)
+        # float error of the tilted masses themselves: each is p times exp of an exponent of size lam |l| + |shift|
+        # (with the shift: |ln p| + lam |l| + |shift|), whose absolute error u times that is a relative error of
+        # that mass, summed over masses of total 1 (the product and division a few ulps more); the sum's rounding
+        # scales every mass alike and cancels against ln M (its own error is in the margin below)
+        finite = np.isfinite(log_w)
+        size = np.abs(exponents[finite] - shift) if shift == 0.0 else np.abs(log_w[finite]) + abs(shift)
+        exponent = float(np.dot(pmf[finite], size))  # the masses' relative errors, averaged
+        slack = (pld.error * math.exp(min(700.0, lam * float(losses[-1]) - log_mgf))
+                 + 4 * _U * (exponent + 8) * (1 + 1e-6))
         # float error of the log-moment itself, charged as relative slack on M (outward)
         margin = 8 * _U * (abs(log_mgf) + pmf.size)
         log_mgf += -margin if lower else margin
@@ -110,11 +141,14 @@ class TiltedPLD:
         return TiltedPLD(self.step, self.lam, self.offset + lo, pmf[lo:hi].copy(), self.log_mgf,
                          self.slack + dropped, self.inf_mass, self.lower)
 
-    def compose(self, other: TiltedPLD) -> TiltedPLD:
+    def compose(self, other: TiltedPLD, budget: float = math.inf) -> TiltedPLD:
+        """The tilted PLD of running both (convolution; in extended precision where the float64 bound would
+        exceed ``budget``)."""
         if self.step != other.step or self.lam != other.lam or self.lower != other.lower:
             raise ValueError("tilted PLDs on different grids or tilts cannot be composed")
-        pmf, err, level = _convolve(self.pmf, other.pmf)
-        slack = self.slack + other.slack + err + self.slack * other.slack
+        precise = math.isfinite(budget) and _product_error(self.pmf, other.pmf) > budget
+        pmf, err, level = _convolve(self.pmf, other.pmf, precise)
+        slack = float(self.slack) + float(other.slack) + float(err) + _product(self.slack, other.slack)
         if self.lower:
             inf_mass = max(0.0, (self.inf_mass + other.inf_mass - self.inf_mass * other.inf_mass) * (1 - 8 * _U))
         else:
@@ -122,6 +156,25 @@ class TiltedPLD:
         result = TiltedPLD(self.step, self.lam, self.offset + other.offset, pmf,
                            self.log_mgf + other.log_mgf, slack, min(1.0, inf_mass), self.lower)
         return result._cut(level)
+
+    def square(self, budget: float = math.inf) -> TiltedPLD:
+        """``self.compose(self)`` with the float error kept within ``budget`` where it can be (as
+        :meth:`.GridPLD.square`): the plain float64 FFT, else the peak split off, else extended precision."""
+        pmf = self.pmf
+        if pmf.size <= 64 or convolution_error(pmf) <= budget:
+            return self.compose(self)
+        split = _split_peak(pmf)
+        if split is not None and _split_error(pmf, *split) <= budget:
+            out, err, level = _square_split(pmf, *split)
+        else:
+            out, err, level = _convolve(pmf, pmf, precise=True)
+        slack = 2.0 * float(self.slack) + float(err) + _product(self.slack, self.slack)
+        if self.lower:
+            inf_mass = max(0.0, (2.0 * self.inf_mass - self.inf_mass**2) * (1 - 8 * _U))
+        else:
+            inf_mass = 2.0 * self.inf_mass
+        return TiltedPLD(self.step, self.lam, 2 * self.offset, out, 2.0 * self.log_mgf, slack, min(1.0, inf_mass),
+                         self.lower)._cut(level)
 
     def self_compose(self, count: int, final_step: float | None = None) -> TiltedPLD:
         """``count``-fold composition by exponentiation by squaring; with ``final_step`` = 2^r ``step`` (upper
@@ -132,11 +185,11 @@ class TiltedPLD:
         level, halvings = 0, 0
         while True:
             if count & 1:
-                result = power if result is None else result.compose(power)
+                result = power if result is None else result.compose(power, _SQUARE_BUDGET / max(1, count >> 1))
             count >>= 1
             if not count:
                 break
-            power = power.compose(power)
+            power = power.square(_SQUARE_BUDGET / count)
             level += 1
             if (final_step is not None and power.step * 1.5 < final_step
                     and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
@@ -342,6 +395,8 @@ def tilted_pld(leaves: Counter[Leaf], relation: str, step: float, lam: float, di
     for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
         pld = build_leaf(leaf, relation, step / fine, pessimistic, lam=lam, only=only)[direction]
         tilted = TiltedPLD.tilt(pld, lam)
+        if tilted.slack * count >= 1e-2:  # its float error alone, composed, would swamp the read-out
+            raise _Futile
         _check_composed_cells(tilted, count, step)
         part = tilted.self_compose(count, final_step=step if fine > 1 else None)
         total = part if total is None else total.compose(part)
@@ -423,8 +478,11 @@ def tilted_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_del
     """Upper (pessimistic) or lower bound on epsilon(target_delta) of the composed pairs (both directions);
     ``fine``: see :func:`tilted_pld`."""
     lams = choose_tilts(leaves, relation, step, target_delta=target_delta, cell_step=step / (fine if pessimistic else 1))
-    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).epsilon(target_delta)
-               for d, lam in enumerate(lams))
+    try:
+        return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).epsilon(target_delta)
+                   for d, lam in enumerate(lams))
+    except _Futile:
+        return math.inf if pessimistic else 0.0
 
 
 def tilted_delta(leaves: Counter[Leaf], relation: str, step: float, target_epsilon: float,
@@ -432,5 +490,8 @@ def tilted_delta(leaves: Counter[Leaf], relation: str, step: float, target_epsil
     """Upper (pessimistic) or lower bound on delta(target_epsilon) of the composed pairs (both directions);
     ``fine``: see :func:`tilted_pld`."""
     lams = choose_tilts(leaves, relation, step, target_epsilon=target_epsilon, cell_step=step / (fine if pessimistic else 1))
-    return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).delta(target_epsilon)
-               for d, lam in enumerate(lams))
+    try:
+        return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).delta(target_epsilon)
+                   for d, lam in enumerate(lams))
+    except _Futile:
+        return 1.0 if pessimistic else 0.0

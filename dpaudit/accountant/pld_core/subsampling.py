@@ -66,12 +66,16 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool)
 def _rounding(losses: np.ndarray, masses: np.ndarray) -> float:
     """Bound on the l1 float error of the atoms' P- and Q-masses computed from (loss, P-mass) atoms: each is an
     exp / log / logaddexp of arguments of size at most |ln p| + |l| (a relative error of u times that, plus a
-    few ulps), summed pairwise (log2 n ulps more), over a total P- plus Q-mass of at most 2 (+ the inner error)."""
-    if masses.size == 0:
+    few ulps), summed pairwise (log2 n ulps more): 8 u sum over atoms of (p + p e^{-l}) (|ln p| + |l| + 8 +
+    log2 n), evaluated with its own rounding covered by the factor 8."""
+    keep = masses > 0
+    if not keep.any():
         return 0.0
-    positive = masses[masses > 0]
-    size = float(np.max(np.abs(np.log(positive)))) if positive.size else 0.0
-    return 8 * _U * (size + float(np.max(np.abs(losses))) + 8 + math.log2(masses.size + 1))
+    p, l = masses[keep], losses[keep]
+    log_p = np.log(p)
+    weight = p + np.exp(np.minimum(log_p - l, 700.0))
+    size = np.abs(log_p) + np.abs(l) + 8 + math.log2(masses.size + 1)
+    return 8 * _U * float(np.dot(weight, size)) * (1 + 1e-3)
 
 
 def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float) -> tuple[GridPLD, GridPLD]:
