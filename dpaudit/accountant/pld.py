@@ -279,11 +279,10 @@ class PLDAccountant(AttackRiskReadouts):
         """Upper bound on the smallest delta with the composition (target_epsilon, delta)-DP."""
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
         with _bounded_size(self), self._budgets(None):
-            value = self._delta(target_epsilon, pessimistic=True)
-        if 0.0 < value < 1.0:  # re-read on the grids planned for a delta this small (what epsilon() uses there)
-            with _bounded_size(self), self._budgets(value):
-                if self._level is not None:
-                    value = min(value, self._delta(target_epsilon, pessimistic=True))
+            value = self._delta(target_epsilon, pessimistic=True, tilt=False)
+        if 0.0 < value < 1.0:  # re-read on the grids planned for a delta this small (what epsilon() uses there),
+            with _bounded_size(self), self._budgets(value):  # tilted near their floor
+                value = min(value, self._delta(target_epsilon, pessimistic=True))
         return value
 
     def epsilon_interval(self, target_delta: float) -> tuple[float, float]:
