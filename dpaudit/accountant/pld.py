@@ -426,6 +426,13 @@ class PLDAccountant(AttackRiskReadouts):
             return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
             return self._pure_epsilon()
+        if (pessimistic and refinement == 0 and target_delta < SMALL_DELTA and self.discretisation_interval is None
+                and getattr(self, "_level", None) is None):
+            # float64 storage cannot plan the plain grid's floor below the target (about 4 u n over n steps): the
+            # tilted read-out answers, the plain one only where tilting gives nothing finite
+            tilted = self._with_tilted(math.inf, target_delta, True)
+            if math.isfinite(tilted):
+                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -459,8 +466,7 @@ class PLDAccountant(AttackRiskReadouts):
             leaves = _merged(self._leaves)
             try:
                 if pessimistic and self.discretisation_interval is None:
-                    tilted = tilted_epsilon(leaves, self.neighbouring, self.step(True), target_delta, True,
-                                            self._leaf_factor(True))
+                    tilted = self._tilted_upper(leaves, target_delta)
                 else:
                     step = self.tilt_step(pessimistic) / 2**refinement
                     tilted = tilted_epsilon(leaves, self.neighbouring, step, target_delta, pessimistic)
@@ -469,6 +475,22 @@ class PLDAccountant(AttackRiskReadouts):
             self._cache[key] = tilted
         tilted = self._cache[key]
         return min(value, tilted) if pessimistic else max(value, tilted)
+
+    def _tilted_upper(self, leaves: Counter[Leaf], target_delta: float) -> float:
+        """The tilted upper bound on the planned multi-resolution grids, the add direction only when its Chernoff
+        bound (:meth:`_chernoff_epsilon`, no composition) does not already stay below the remove direction's value
+        (as the plain read-out screens it, :meth:`_screened_epsilon`)."""
+        from .pld_tilted import choose_tilts, tilted_epsilon_of
+
+        step, fine = self.step(True), self._leaf_factor(True)
+        lams = choose_tilts(leaves, self.neighbouring, step, target_delta=target_delta, cell_step=step / fine)
+        value = tilted_epsilon_of(leaves, self.neighbouring, step, lams[0], 0, target_delta, fine)
+        if len(lams) > 1:
+            nested = any(leaf.kind == "tree" for leaf in self._leaves)
+            if not (self._chernoff_epsilon(1, target_delta) <= value
+                    or (not nested and self._chernoff_epsilon(1, target_delta, fine=True) <= value)):
+                value = max(value, tilted_epsilon_of(leaves, self.neighbouring, step, lams[1], 1, target_delta, fine))
+        return value
 
     def _rdp_epsilon(self, target_delta: float) -> float:
         """The RDP accountant's bound on the same leaves when some sampled leaf's PLD pair is known to be
@@ -499,10 +521,19 @@ class PLDAccountant(AttackRiskReadouts):
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
-        if tilt and pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
+        planned = getattr(self, "_level", None) is not None
+        if tilt and pessimistic and value < (30.0 if planned else 1e3) * max(p.inf_mass + p.error for p in (remove, add)):
             from .pld_tilted import tilted_delta
 
-            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
+            try:  # on the planned multi-resolution grids, as the epsilon read-out (_with_tilted)
+                if self.discretisation_interval is None:
+                    tilted = tilted_delta(_merged(self._leaves), self.neighbouring, self.step(True), target_epsilon,
+                                          True, self._leaf_factor(True))
+                else:
+                    tilted = tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon)
+            except AccountingTooLargeError:
+                tilted = 1.0
+            value = min(value, tilted)
         return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
     def _basic_delta(self, target_epsilon: float) -> float:

@@ -37,7 +37,7 @@ from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
 from .pld_core.grid import GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error
 
-__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_delta", "MAX_TILTED_CELLS",
+__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_delta", "MAX_TILTED_CELLS",
            "check_tilted_cells"]
 
 #: Largest grid (cells) one tilted leaf may need; beyond it the tilted read-out is refused
@@ -483,6 +483,16 @@ def tilted_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_del
                    for d, lam in enumerate(lams))
     except _Futile:
         return math.inf if pessimistic else 0.0
+
+
+def tilted_epsilon_of(leaves: Counter[Leaf], relation: str, step: float, lam: float, direction: int,
+                      target_delta: float, fine: int = 1) -> float:
+    """Upper bound on one direction's (0: remove, 1: add) epsilon(target_delta) read out at tilt ``lam``
+    (:func:`tilted_pld`); inf where the tilted leaves' float error alone would swamp it."""
+    try:
+        return tilted_pld(leaves, relation, step, lam, direction, True, fine).epsilon(target_delta)
+    except _Futile:
+        return math.inf
 
 
 def tilted_delta(leaves: Counter[Leaf], relation: str, step: float, target_epsilon: float,
