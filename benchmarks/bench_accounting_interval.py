@@ -73,6 +73,19 @@ def grid_rows(configs: list[tuple[float, float, int, float]]) -> list[dict]:
     return rows
 
 
+def _from_grid_report(row: dict) -> dict:
+    """A row of bench_accounting_grid.py's JSON (its interval columns) in this report's form; its reference upper is
+    dp_accounting's pessimistic epsilon at the equal-tightness interval (nan where none was as tight)."""
+    if "upper" in row:
+        return row
+    upper, lower = row["epsilon"], row["lower"]
+    reference = row.get("peer_epsilon", math.nan)
+    best_upper = min(upper, reference) if math.isfinite(reference) else upper
+    return {"q": row["q"], "sigma": row["sigma"], "steps": row["steps"], "delta": row["delta"], "lower": lower,
+            "upper": upper, "reference_upper": reference, "seconds": row["interval_seconds"],
+            "gap": (upper - lower) / upper if upper > 0 else 0.0, "sound": lower <= best_upper}
+
+
 def _nested_leaf(rng: random.Random):
     kind = rng.random()
     if kind < 0.35:
@@ -129,7 +142,8 @@ def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None)
              "epsilon of the composed worst-case pairs, rounded down.", ""]
     if grid:
         lines += ["## DP-SGD grid", "",
-                  f"Reference upper: dp_accounting's pessimistic PLD at interval {REFERENCE_INTERVAL:g} (independent). "
+                  f"Reference upper: dp_accounting's pessimistic PLD (independent) at interval {REFERENCE_INTERVAL:g}, or "
+                  "(rows taken from bench_accounting_grid.py's run) at its equal-tightness interval; nan where none. "
                   "The exact epsilon lies in [lower, min(upper, reference upper)].", "",
                   "| q | sigma | steps | delta | lower | upper | reference upper | gap | lower <= every upper | s |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
@@ -184,12 +198,18 @@ def main() -> None:
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--grid-from", metavar="JSON", help="reuse the grid rows of an earlier run's JSON")
     parser.add_argument("--fuzz-from", metavar="JSON", help="reuse the fuzz rows of an earlier run's JSON")
+    parser.add_argument("--nested-from", metavar="JSONL", help="reuse nested rows printed by an earlier run, one per line")
+    parser.add_argument("--nested-only", action="store_true", help="print the nested rows only (no files written)")
     args = parser.parse_args()
+    if args.nested_only:
+        nested_rows(args.nested)
+        return
     if args.grid_from:
-        grid = json.loads(Path(args.grid_from).read_text())["grid"]
+        grid = [_from_grid_report(r) for r in json.loads(Path(args.grid_from).read_text())["grid"]]
     else:
         grid = [] if args.no_grid else grid_rows(grid_configs(args.quick))
-    nested = nested_rows(args.nested)
+    nested = ([json.loads(line) for line in Path(args.nested_from).read_text().splitlines() if line.startswith("{")]
+              if args.nested_from else nested_rows(args.nested))
     fuzz = json.loads(Path(args.fuzz_from).read_text())["fuzz"] if args.fuzz_from else fuzz_rows(args.trees)
     (ROOT / "reports").mkdir(exist_ok=True)
     atomic_write_text(ROOT / "reports" / "accounting_interval.md", report(grid, fuzz, nested))

@@ -36,10 +36,15 @@ the fine grid while the large FFTs run on the coarse one. Of the two adjacency d
 not decide epsilon is only screened (its Chernoff bound, or a coarser grid).
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
-as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
-bound is also computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S,
-the tail beyond the grid bounded by its tilted mass), which stays finite and tight down to 1e-30 and
-beyond; the smaller of the two sound bounds is returned.
+as loss +inf) put a floor under the plain read-out. Each read-out at a target delta first plans that floor
+(:meth:`PLDAccountant._budgets`): the tail cut per operation and the squarings' float-error budget are
+lowered to about 1e-4 of the target where float64 storage allows it (its rounding adds about 4 u n over n
+steps); the grids are cached per plan. Where the floor still matters (within 30x of the target on a planned
+floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be planned) the upper bound is also
+computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
+the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
+while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
+returned. It stays finite and tight down to 1e-30 and beyond.
 
 Compositions of bounded-range mechanisms alone (``BoundedRange(eps)`` composed any number of times, up
 to :data:`.bounded_range.MAX_WORK`) are not discretised as a dominating pair: their exact optimal adaptive
@@ -55,7 +60,10 @@ noise (``SelfComposed(Gaussian(1.0), 10**15)``, ``Gaussian(1e-300)``).
 Size: a grid that would need more than :data:`MAX_CELLS` cells (a tiny fixed ``discretisation_interval``,
 a nested sampled tree whose inner losses span far more than the outer grid's resolution) is refused with
 :class:`~dpaudit.errors.UnsupportedEventError` naming the cause and the alternative (``RDPAccountant``)
-before anything is allocated.
+before anything is allocated; a composition whose composed PLD would need more than
+:data:`MAX_COMPOSED_CELLS` cells (10^15 steps), or a tilted grid beyond its limit, with its subclass
+:class:`~dpaudit.errors.AccountingTooLargeError`, within milliseconds (``epsilon_upper`` then answers with
+the RDP bound).
 
 Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
