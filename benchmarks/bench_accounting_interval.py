@@ -123,7 +123,7 @@ def nested_rows(count: int) -> list[dict]:
     return rows
 
 
-def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None) -> str:
+def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None, nested_note: str = "") -> str:
     lines = ["# Width of the PLD accountant's certified interval", "", machine_line(),
              f"DP-SGD rows at their own delta; fuzz at delta = {DELTA:g}. `PLDAccountant().epsilon_interval(delta)` = "
              "[lower, upper]; gap = (upper - lower) / "
@@ -175,7 +175,7 @@ def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None)
     if nested:
         lines += ["", f"## Nested sampled trees at small delta: {len(nested)} random trees (seed {NESTED_SEED})", "",
                   "Each a Poisson sample of a Poisson sample of 2-4 steps (Gaussian, zCDP, discrete Gaussian, Laplace, "
-                  "discrete Laplace), a third self-composed 10 or 100 times. Gap at each delta:", ""]
+                  "discrete Laplace), a third self-composed 10 or 100 times. " + nested_note + " Gap at each delta:", ""]
         for delta in NESTED_DELTAS:
             gaps = [r[f"{delta:g}"]["gap"] for r in nested]
             lines.append(f"- delta {delta:g}: gap median {sorted(gaps)[len(gaps) // 2]:.3%}, max {max(gaps):.3%}; over "
@@ -200,6 +200,7 @@ def main() -> None:
     parser.add_argument("--fuzz-from", metavar="JSON", help="reuse the fuzz rows of an earlier run's JSON")
     parser.add_argument("--nested-from", metavar="JSONL", help="reuse nested rows printed by an earlier run, one per line")
     parser.add_argument("--nested-only", action="store_true", help="print the nested rows only (no files written)")
+    parser.add_argument("--nested-note", default="", help="a sentence on how the nested rows were run")
     args = parser.parse_args()
     if args.nested_only:
         nested_rows(args.nested)
@@ -212,7 +213,7 @@ def main() -> None:
               if args.nested_from else nested_rows(args.nested))
     fuzz = json.loads(Path(args.fuzz_from).read_text())["fuzz"] if args.fuzz_from else fuzz_rows(args.trees)
     (ROOT / "reports").mkdir(exist_ok=True)
-    atomic_write_text(ROOT / "reports" / "accounting_interval.md", report(grid, fuzz, nested))
+    atomic_write_text(ROOT / "reports" / "accounting_interval.md", report(grid, fuzz, nested, args.nested_note))
     atomic_write_text(ROOT / "reports" / "accounting_interval.json",
                       json.dumps({"grid": grid, "fuzz": fuzz, "nested": nested}, indent=1))
 
