@@ -1,13 +1,14 @@
 """Width of the PLD accountant's certified interval ``epsilon_interval`` on the DP-SGD grid and on fuzzed trees;
 writes reports/accounting_interval.md and reports/accounting_interval.json, printing every configuration.
 
-Run: nice -n 10 python benchmarks/bench_accounting_interval.py [--quick] [--trees N] [--no-grid]
-  (grid: q 1e-3/1e-2/1e-1 x sigma 0.5/0.6/1/2 x T 10^3..10^6 = 48 configurations, delta 1e-5; --quick: T <= 10^4)
+Run: nice -n 10 python benchmarks/bench_accounting_interval.py [--quick] [--trees N] [--nested N] [--no-grid]
+  (grid: the 80 configurations of bench_accounting_grid.py, each at its own delta 1e-5..1e-10; --quick: T <= 3*10^4)
 
 Target: the lower end within 1% of the upper on every DP-SGD configuration, within 5% on trees with sampled
-sub-trees. Soundness: the lower end must not exceed any certified upper bound. DP-SGD reference: dp_accounting's
+sub-trees; nested sampled trees (a Poisson sample of a Poisson sample of a composition of Gaussian, zCDP, discrete
+Gaussian, Laplace and discrete Laplace steps, some self-composed) within 5% at delta 1e-5, 1e-8 and 1e-10. Soundness: the lower end must not exceed any certified upper bound. DP-SGD reference: dp_accounting's
 pessimistic PLD (connect the dots) at value_discretization_interval 1e-4, an independent upper bound on the exact
-epsilon (empty without dp_accounting); the exact value lies between our lower end and the smaller of the two upper
+epsilon (empty without dp_accounting, and where its PLD would need more than about 2^23 cells); the exact value lies between our lower end and the smaller of the two upper
 bounds. Fuzz: bench_accounting_grid.fuzz_rows (its trees, seed and rows: time, traced memory, our RDP accountant's
 bound), checked here against the upper end as well.
 """
@@ -22,53 +23,110 @@ import time
 from pathlib import Path
 
 from _timing import machine_line
-from bench_accounting_grid import DELTA, QS, SIGMAS, STEPS, fuzz_rows
+import random
+
+from bench_accounting_grid import DELTA, finest_interval, fuzz_rows, grid_configs
 
 from dpaudit._io import atomic_write_text
 from dpaudit.accountant import PLDAccountant
-from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
+from dpaudit.events import (Composed, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, PoissonSampled,
+                            SelfComposed, ZCDP)
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261125  # the seed of bench_accounting_grid.fuzz_rows, whose trees and rows are reused
 REFERENCE_INTERVAL = 1e-4
 GRID_TARGET = 0.01
 FUZZ_TARGET = 0.05
+NESTED_DELTAS = (1e-5, 1e-8, 1e-10)
+NESTED_SEED = 20261128
 
 
-def reference_upper(q: float, sigma: float, steps: int) -> float:
-    """dp_accounting's pessimistic PLD epsilon (an upper bound on the exact value), nan without it."""
+def reference_upper(q: float, sigma: float, steps: int, delta: float) -> float:
+    """dp_accounting's pessimistic PLD epsilon (an upper bound on the exact value); nan without it or where its PLD
+    at the reference interval would be too large."""
     try:
         from dp_accounting.pld import privacy_loss_distribution as pldm
     except ImportError:
         return math.nan
+    if finest_interval(q, sigma, steps) > REFERENCE_INTERVAL:
+        return math.nan
     pld = pldm.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=REFERENCE_INTERVAL,
                                        pessimistic_estimate=True, use_connect_dots=True)
-    return float(pld.self_compose(steps).get_epsilon_for_delta(DELTA))
+    return float(pld.self_compose(steps).get_epsilon_for_delta(delta))
 
 
-def grid_rows(steps_grid: tuple[int, ...]) -> list[dict]:
+def grid_rows(configs: list[tuple[float, float, int, float]]) -> list[dict]:
     rows = []
-    for q in QS:
-        for sigma in SIGMAS:
-            for steps in steps_grid:
-                acct = PLDAccountant().compose(SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps))
-                start = time.perf_counter()
-                lower, upper = acct.epsilon_interval(DELTA)
-                seconds = time.perf_counter() - start
-                reference = reference_upper(q, sigma, steps)
-                best_upper = min(upper, reference) if math.isfinite(reference) else upper
-                row = {"q": q, "sigma": sigma, "steps": steps, "lower": lower, "upper": upper,
-                       "reference_upper": reference, "seconds": seconds,
-                       "gap": (upper - lower) / upper if upper > 0 else 0.0,
-                       "sound": lower <= best_upper}
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+    for q, sigma, steps, delta in configs:
+        acct = PLDAccountant().compose(SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps))
+        start = time.perf_counter()
+        lower, upper = acct.epsilon_interval(delta)
+        seconds = time.perf_counter() - start
+        reference = reference_upper(q, sigma, steps, delta)
+        best_upper = min(upper, reference) if math.isfinite(reference) else upper
+        row = {"q": q, "sigma": sigma, "steps": steps, "delta": delta, "lower": lower, "upper": upper,
+               "reference_upper": reference, "seconds": seconds,
+               "gap": (upper - lower) / upper if upper > 0 else 0.0,
+               "sound": lower <= best_upper}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
     return rows
 
 
-def report(grid: list[dict], fuzz: list[dict]) -> str:
+def _from_grid_report(row: dict) -> dict:
+    """A row of bench_accounting_grid.py's JSON (its interval columns) in this report's form; its reference upper is
+    dp_accounting's pessimistic epsilon at the equal-tightness interval (nan where none was as tight)."""
+    if "upper" in row:
+        return row
+    upper, lower = row["epsilon"], row["lower"]
+    reference = row.get("peer_epsilon", math.nan)
+    best_upper = min(upper, reference) if math.isfinite(reference) else upper
+    return {"q": row["q"], "sigma": row["sigma"], "steps": row["steps"], "delta": row["delta"], "lower": lower,
+            "upper": upper, "reference_upper": reference, "seconds": row["interval_seconds"],
+            "gap": (upper - lower) / upper if upper > 0 else 0.0, "sound": lower <= best_upper}
+
+
+def _nested_leaf(rng: random.Random):
+    kind = rng.random()
+    if kind < 0.35:
+        return Gaussian(round(rng.uniform(0.5, 4.0), 3))
+    if kind < 0.55:
+        return ZCDP(round(10 ** rng.uniform(-3, -1), 6))
+    if kind < 0.75:
+        return DiscreteGaussian(round(rng.uniform(0.6, 3.0), 3), 1)
+    if kind < 0.9:
+        return Laplace(round(rng.uniform(1.0, 10.0), 3))
+    return DiscreteLaplace(round(rng.uniform(1.0, 10.0), 3), 1)
+
+
+def nested_tree(rng: random.Random):
+    """A Poisson sample (rate 1e-3..0.1) of a Poisson sample (1e-2..0.3) of 2-4 mixed steps, self-composed 10 or
+    100 times in a third of the draws."""
+    inner = Composed([_nested_leaf(rng) for _ in range(rng.randint(2, 4))])
+    tree = PoissonSampled(round(10 ** rng.uniform(-3, -1), 6), PoissonSampled(round(10 ** rng.uniform(-2, -0.5), 6), inner))
+    return SelfComposed(tree, rng.choice((10, 100))) if rng.random() < 1 / 3 else tree
+
+
+def nested_rows(count: int) -> list[dict]:
+    rng = random.Random(NESTED_SEED)
+    rows = []
+    for _ in range(count):
+        tree = nested_tree(rng)
+        row = {"tree": repr(tree)}
+        for delta in NESTED_DELTAS:
+            start = time.perf_counter()
+            lower, upper = PLDAccountant().compose(tree).epsilon_interval(delta)
+            row[f"{delta:g}"] = {"lower": lower, "upper": upper, "seconds": time.perf_counter() - start,
+                                 "gap": (upper - lower) / upper if upper > 0 else 0.0}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
+
+
+def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None, nested_note: str = "") -> str:
     lines = ["# Width of the PLD accountant's certified interval", "", machine_line(),
-             f"delta = {DELTA:g}. `PLDAccountant().epsilon_interval(delta)` = [lower, upper]; gap = (upper - lower) / "
+             f"DP-SGD rows at their own delta; fuzz at delta = {DELTA:g}. `PLDAccountant().epsilon_interval(delta)` = "
+             "[lower, upper]; gap = (upper - lower) / "
              "upper. Targets: gap <= 1% on every DP-SGD configuration, <= 5% on trees with sampled sub-trees. "
              "Time: one interval (both ends), a shared, loaded 2-core machine.", "",
              "Method of the lower end. DP-SGD: the optimistic PLD (outcomes merged, a post-processing, then put on "
@@ -78,17 +136,19 @@ def report(grid: list[dict], fuzz: list[dict]) -> str:
              "exponentially tilted where the FFT error floor matters). Sampled sub-tree (Poisson): the optimistic "
              "PLD of the mixture over one record's inclusion of the inner tree's composed pair, (q P + (1-q) Q, Q) "
              "and its reverse, built from the inner optimistic PLDs of both directions; the inner leaves whose "
-             "worst-case pair one record attains (Gaussian, Laplace, randomized response, nested Poisson-sampled "
+             "worst-case pair one record attains (Gaussian, Laplace, their discrete versions, randomized response, "
+             "a zCDP step's Gaussian mechanism, nested Poisson-sampled "
              "sub-trees) are kept, the others dropped (a post-processing). Both are lower bounds on the exact "
              "epsilon of the composed worst-case pairs, rounded down.", ""]
     if grid:
         lines += ["## DP-SGD grid", "",
-                  f"Reference upper: dp_accounting's pessimistic PLD at interval {REFERENCE_INTERVAL:g} (independent). "
+                  f"Reference upper: dp_accounting's pessimistic PLD (independent) at interval {REFERENCE_INTERVAL:g}, or "
+                  "(rows taken from bench_accounting_grid.py's run) at its equal-tightness interval; nan where none. "
                   "The exact epsilon lies in [lower, min(upper, reference upper)].", "",
-                  "| q | sigma | steps | lower | upper | reference upper | gap | lower <= every upper | s |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| q | sigma | steps | delta | lower | upper | reference upper | gap | lower <= every upper | s |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in grid:
-            lines.append(f"| {r['q']:g} | {r['sigma']:g} | {r['steps']:,} | {r['lower']:.6g} | {r['upper']:.6g} | "
+            lines.append(f"| {r['q']:g} | {r['sigma']:g} | {r['steps']:,} | {r.get('delta', DELTA):g} | {r['lower']:.6g} | {r['upper']:.6g} | "
                          f"{r['reference_upper']:.6g} | {r['gap']:.3%} | {'yes' if r['sound'] else 'NO'} | {r['seconds']:.2f} |")
         gaps = [r["gap"] for r in grid]
         lines += ["", f"{len(grid)} configurations: gap max {max(gaps):.3%}, over {GRID_TARGET:.0%}: "
@@ -112,25 +172,50 @@ def report(grid: list[dict], fuzz: list[dict]) -> str:
                   "Widest sampled trees:", "", "| tree | lower | upper | gap | s |", "|---|---|---|---|---|"]
         for r in worst:
             lines.append(f"| `{r['tree']}` | {r['lower']:.6g} | {r['upper']:.6g} | {r['gap']:.3%} | {r['seconds']:.2f} |")
+    if nested:
+        lines += ["", f"## Nested sampled trees at small delta: {len(nested)} random trees (seed {NESTED_SEED})", "",
+                  "Each a Poisson sample of a Poisson sample of 2-4 steps (Gaussian, zCDP, discrete Gaussian, Laplace, "
+                  "discrete Laplace), a third self-composed 10 or 100 times. " + nested_note + " Gap at each delta:", ""]
+        for delta in NESTED_DELTAS:
+            gaps = [r[f"{delta:g}"]["gap"] for r in nested]
+            lines.append(f"- delta {delta:g}: gap median {sorted(gaps)[len(gaps) // 2]:.3%}, max {max(gaps):.3%}; over "
+                         f"{FUZZ_TARGET:.0%}: {sum(g > FUZZ_TARGET for g in gaps)} of {len(gaps)}; slowest "
+                         f"{max(r[f'{delta:g}']['seconds'] for r in nested):.2f} s;")
+        lines += ["", "| tree | " + " | ".join(f"gap at {d:g}" for d in NESTED_DELTAS) + " |",
+                  "|---|" + "---|" * len(NESTED_DELTAS)]
+        for r in nested:
+            lines.append(f"| `{r['tree']}` | " + " | ".join(f"{r[f'{d:g}']['gap']:.3%}" for d in NESTED_DELTAS) + " |")
+        lines += ["", "Trees with a zCDP step keep a gap at every delta: the upper end bounds every mechanism with the "
+                  "guarantee (its privacy profile), the lower end is one such mechanism (the Gaussian)."]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="steps up to 10^4 only")
+    parser.add_argument("--quick", action="store_true", help="steps up to 3*10^4 only")
     parser.add_argument("--trees", type=int, default=200)
+    parser.add_argument("--nested", type=int, default=20, help="nested sampled trees at small delta")
     parser.add_argument("--no-grid", action="store_true")
     parser.add_argument("--grid-from", metavar="JSON", help="reuse the grid rows of an earlier run's JSON")
+    parser.add_argument("--fuzz-from", metavar="JSON", help="reuse the fuzz rows of an earlier run's JSON")
+    parser.add_argument("--nested-from", metavar="JSONL", help="reuse nested rows printed by an earlier run, one per line")
+    parser.add_argument("--nested-only", action="store_true", help="print the nested rows only (no files written)")
+    parser.add_argument("--nested-note", default="", help="a sentence on how the nested rows were run")
     args = parser.parse_args()
-    steps = tuple(s for s in STEPS if not args.quick or s <= 10**4)
+    if args.nested_only:
+        nested_rows(args.nested)
+        return
     if args.grid_from:
-        grid = json.loads(Path(args.grid_from).read_text())["grid"]
+        grid = [_from_grid_report(r) for r in json.loads(Path(args.grid_from).read_text())["grid"]]
     else:
-        grid = [] if args.no_grid else grid_rows(steps)
-    fuzz = fuzz_rows(args.trees)
+        grid = [] if args.no_grid else grid_rows(grid_configs(args.quick))
+    nested = ([json.loads(line) for line in Path(args.nested_from).read_text().splitlines() if line.startswith("{")]
+              if args.nested_from else nested_rows(args.nested))
+    fuzz = json.loads(Path(args.fuzz_from).read_text())["fuzz"] if args.fuzz_from else fuzz_rows(args.trees)
     (ROOT / "reports").mkdir(exist_ok=True)
-    atomic_write_text(ROOT / "reports" / "accounting_interval.md", report(grid, fuzz))
-    atomic_write_text(ROOT / "reports" / "accounting_interval.json", json.dumps({"grid": grid, "fuzz": fuzz}, indent=1))
+    atomic_write_text(ROOT / "reports" / "accounting_interval.md", report(grid, fuzz, nested, args.nested_note))
+    atomic_write_text(ROOT / "reports" / "accounting_interval.json",
+                      json.dumps({"grid": grid, "fuzz": fuzz, "nested": nested}, indent=1))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidArgumentType",
     "UnsupportedEventError",
+    "AccountingTooLargeError",
     "InfeasibleBudgetError",
     "MechanismError",
     "ConfigError",
@@ -46,6 +47,19 @@ class InvalidArgumentType(DPAuditError, TypeError):
 
 class UnsupportedEventError(DPAuditError, ValueError):
     """An accountant was given a privacy event (or neighbouring relation) it cannot interpret."""
+
+
+class AccountingTooLargeError(UnsupportedEventError):
+    """An accountant refused, before allocating, a computation its planned grid or work bound says would
+    not finish in seconds (a composition of 10^15 steps, a tilted grid of billions of cells). The event
+    itself is supported: the message names the cause and the alternative (``RDPAccountant``, or
+    :func:`~dpaudit.accountant.epsilon_upper`, which falls back to it). Attributes: ``accountant`` (its
+    class name) and ``cells`` (the planned grid size that was refused, or None)."""
+
+    def __init__(self, message: str, *, accountant: str = "PLDAccountant", cells: float | None = None) -> None:
+        super().__init__(message)
+        self.accountant = accountant
+        self.cells = cells
 
 
 class InfeasibleBudgetError(DPAuditError, ValueError):

@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 
 from .leaf import Leaf
-from .pld_core.grid import GridPLD, identity
+from .pld_core.grid import PRECISE_BUDGET, GridPLD, error_budget, identity
 from .registry import FAMILIES
 
 __all__ = ["build_leaf", "compose_leaves", "merged", "leaf_loss_moments", "leaf_loss_summary", "log_mgf_curve"]
@@ -60,6 +60,9 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
     remove: GridPLD | None = None
     add: GridPLD | None = None
     symmetric = True  # every leaf so far a symmetric pair (then both directions are one object)
+    # a float-error budget below the default (a small target delta): the convolutions of different leaves in
+    # extended precision too (a few of them; their float64 bound, ~1e-12, would be charged in full)
+    precise = error_budget() < PRECISE_BUDGET
     for leaf, count in sorted(leaves.items(), key=lambda item: repr(item[0])):
         family = FAMILIES.of_kind(leaf.kind)
         exact = None
@@ -77,13 +80,13 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
             part_remove = power(leaf_remove)
             part_add = part_remove if leaf_add is leaf_remove else power(leaf_add)
         if symmetric and part_add is part_remove:
-            remove = add = part_add if add is None else add.compose(part_add)
+            remove = add = part_add if add is None else add.compose(part_add, precise=precise)
             continue
         symmetric = False
         if only != "add":
-            remove = part_remove if remove is None else remove.compose(part_remove)
+            remove = part_remove if remove is None else remove.compose(part_remove, precise=precise)
         if only != "remove":
-            add = part_add if add is None else add.compose(part_add)
+            add = part_add if add is None else add.compose(part_add, precise=precise)
     if remove is None and add is None:
         one = identity(step, pessimistic)
         return one, one

@@ -36,10 +36,15 @@ the fine grid while the large FFTs run on the coarse one. Of the two adjacency d
 not decide epsilon is only screened (its Chernoff bound, or a coarser grid).
 
 Small delta: the FFT's absolute round-off (~1e-13 of the mass) and the truncated upper tail (charged
-as loss +inf) put a floor under the plain read-out; below ``SMALL_DELTA`` (or near that floor) the upper
-bound is also computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S,
-the tail beyond the grid bounded by its tilted mass), which stays finite and tight down to 1e-30 and
-beyond; the smaller of the two sound bounds is returned.
+as loss +inf) put a floor under the plain read-out. Each read-out at a target delta first plans that floor
+(:meth:`PLDAccountant._budgets`): the tail cut per operation and the squarings' float-error budget are
+lowered to about 1e-4 of the target where float64 storage allows it (its rounding adds about 4 u n over n
+steps); the grids are cached per plan. Where the floor still matters (within 30x of the target on a planned
+floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be planned) the upper bound is also
+computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
+the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
+while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
+returned. It stays finite and tight down to 1e-30 and beyond.
 
 Compositions of bounded-range mechanisms alone (``BoundedRange(eps)`` composed any number of times, up
 to :data:`.bounded_range.MAX_WORK`) are not discretised as a dominating pair: their exact optimal adaptive
@@ -55,7 +60,10 @@ noise (``SelfComposed(Gaussian(1.0), 10**15)``, ``Gaussian(1e-300)``).
 Size: a grid that would need more than :data:`MAX_CELLS` cells (a tiny fixed ``discretisation_interval``,
 a nested sampled tree whose inner losses span far more than the outer grid's resolution) is refused with
 :class:`~dpaudit.errors.UnsupportedEventError` naming the cause and the alternative (``RDPAccountant``)
-before anything is allocated.
+before anything is allocated; a composition whose composed PLD would need more than
+:data:`MAX_COMPOSED_CELLS` cells (10^15 steps), or a tilted grid beyond its limit, with its subclass
+:class:`~dpaudit.errors.AccountingTooLargeError`, within milliseconds (``epsilon_upper`` then answers with
+the RDP bound).
 
 Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
@@ -75,7 +83,7 @@ import numpy as np
 
 from .._numeric import round_down, round_up
 from .._validation import check_delta, check_epsilon, check_positive, check_positive_int
-from ..errors import UnsupportedEventError
+from ..errors import AccountingTooLargeError, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
@@ -89,7 +97,7 @@ from .risk import AttackRiskReadouts
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "TARGET_EXCESS",
            "PLANNING_DELTA", "SMALL_DELTA",
-           "INTERVAL_GAP", "MAX_REFINEMENTS", "MAX_CELLS", "compose_leaves", "plan_grid"]
+           "INTERVAL_GAP", "MAX_REFINEMENTS", "MAX_CELLS", "MAX_COMPOSED_CELLS", "compose_leaves", "plan_grid"]
 
 #: Grid cells per standard deviation of the composed privacy loss when the step is chosen automatically
 #: (the lower bound's grid; the upper bound ends on a grid of FINAL_CELLS_PER_STANDARD_DEVIATION).
@@ -116,6 +124,10 @@ _MAX_COARSENINGS = 10  # epsilon_interval: the lower end's grid at most 4^10 tim
 #: Largest grid (cells) one leaf or a sampled sub-tree's inner composition may need (a float64 array of
 #: 2^25 cells is 256 MB; the FFTs hold a few): beyond it the accountant refuses before allocating.
 MAX_CELLS = 2**25
+#: Largest composed PLD (cells) a composition may need on its final grid (a few tens of FFTs of this size
+#: take seconds); beyond it the accountant refuses with :class:`~dpaudit.errors.AccountingTooLargeError`
+#: before allocating (``RDPAccountant`` and ``epsilon_upper`` answer such compositions).
+MAX_COMPOSED_CELLS = 2**21
 _MAX_LEAF_CELLS = 2**17
 _MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its losses span far more than the outer's)
 _MIN_STEP = 1e-7
@@ -268,14 +280,18 @@ class PLDAccountant(AttackRiskReadouts):
     def epsilon(self, target_delta: float) -> float:
         """Upper bound on the smallest epsilon with the composition (epsilon, target_delta)-DP."""
         target_delta = check_delta(target_delta, "target_delta")
-        with _bounded_size(self):
+        with _bounded_size(self), self._budgets(target_delta):
             return self._epsilon(target_delta, pessimistic=True)
 
     def delta(self, target_epsilon: float) -> float:
         """Upper bound on the smallest delta with the composition (target_epsilon, delta)-DP."""
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-        with _bounded_size(self):
-            return self._delta(target_epsilon, pessimistic=True)
+        with _bounded_size(self), self._budgets(None):
+            value = self._delta(target_epsilon, pessimistic=True, tilt=False)
+        if 0.0 < value < 1.0:  # re-read on the grids planned for a delta this small (what epsilon() uses there),
+            with _bounded_size(self), self._budgets(value):  # tilted near their floor
+                value = min(value, self._delta(target_epsilon, pessimistic=True))
+        return value
 
     def epsilon_interval(self, target_delta: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact epsilon of the composed worst-case pairs.
@@ -292,7 +308,7 @@ class PLDAccountant(AttackRiskReadouts):
         large it is coarsened (by 4 at a time) until it fits, which still gives a lower bound. The grid
         widths used are in :meth:`interval_grids`."""
         target_delta = check_delta(target_delta, "target_delta")
-        with _bounded_size(self):
+        with _bounded_size(self), self._budgets(target_delta):
             return self._epsilon_interval(target_delta)
 
     def _epsilon_interval(self, target_delta: float) -> tuple[float, float]:
@@ -337,7 +353,7 @@ class PLDAccountant(AttackRiskReadouts):
     def delta_interval(self, target_epsilon: float) -> tuple[float, float]:
         """(lower, upper) bracketing the exact delta at ``target_epsilon``."""
         target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-        with _bounded_size(self):
+        with _bounded_size(self), self._budgets(None):
             lower = self._delta(target_epsilon, pessimistic=False)
             upper = self._delta(target_epsilon, pessimistic=True)
         return min(lower, upper), upper
@@ -418,6 +434,13 @@ class PLDAccountant(AttackRiskReadouts):
             return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
             return self._pure_epsilon()
+        if (pessimistic and refinement == 0 and target_delta < SMALL_DELTA and self.discretisation_interval is None
+                and getattr(self, "_level", None) is None):
+            # float64 storage cannot plan the plain grid's floor below the target (about 4 u n over n steps): the
+            # tilted read-out answers, the plain one only where tilting gives nothing finite
+            tilted = self._with_tilted(math.inf, target_delta, True)
+            if math.isfinite(tilted):
+                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -425,18 +448,57 @@ class PLDAccountant(AttackRiskReadouts):
             read = list(self._plds(pessimistic, refinement))
             value = max(pld.epsilon(target_delta) for pld in read)
         floor = max(p.inf_mass + abs(p.error) for p in read)
-        # the upper side also tries tilting near its error floor (which it charges in full); the lower
-        # side subtracts the floor, which costs little until the target is within 10x of it
-        small = target_delta < SMALL_DELTA or target_delta < (1e3 if pessimistic else 10.0) * floor
+        # the upper side also tries tilting near its error floor (which it charges in full: within 1000x of the
+        # target on the default budgets, within 30x on budgets planned for this delta, where the floor moves
+        # epsilon by at most about 0.03 / lam); the lower side subtracts the floor, which costs little until the
+        # target is within 10x of it
+        planned = getattr(self, "_level", None) is not None  # tail and float budgets planned for this delta
+        small = target_delta < (30.0 if planned and pessimistic else 1e3 if pessimistic else 10.0) * floor or (
+            target_delta < SMALL_DELTA and not planned)
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
-            from .pld_tilted import tilted_epsilon
-
-            step = self.tilt_step(pessimistic) / 2**refinement
-            tilted = tilted_epsilon(_merged(self._leaves), self.neighbouring, step, target_delta, pessimistic)
-            value = min(value, tilted) if pessimistic else max(value, tilted)
+            value = self._with_tilted(value, target_delta, pessimistic, refinement)
         if pessimistic:
             return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
         return round_down(value)
+
+    def _with_tilted(self, value: float, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
+        """``value`` combined with the exponentially tilted read-out at ``target_delta`` (:mod:`.pld_tilted`):
+        the smaller upper bound, or the larger lower bound. The upper side runs on the planned multi-resolution
+        grids (leaves on the fine grid, coarsened while composed), the lower side on the one grid. A tilted
+        grid too large to build (:class:`~dpaudit.errors.AccountingTooLargeError`: a large tilt reaching far
+        into a subsampled leaf's tail) leaves ``value`` as it is."""
+        from .pld_tilted import tilted_epsilon
+
+        key = ("tilted", target_delta, pessimistic, refinement)
+        if key not in self._cache:
+            leaves = _merged(self._leaves)
+            try:
+                if pessimistic and self.discretisation_interval is None:
+                    tilted = self._tilted_upper(leaves, target_delta)
+                else:
+                    step = self.tilt_step(pessimistic) / 2**refinement
+                    tilted = tilted_epsilon(leaves, self.neighbouring, step, target_delta, pessimistic)
+            except AccountingTooLargeError:
+                tilted = math.inf if pessimistic else 0.0
+            self._cache[key] = tilted
+        tilted = self._cache[key]
+        return min(value, tilted) if pessimistic else max(value, tilted)
+
+    def _tilted_upper(self, leaves: Counter[Leaf], target_delta: float) -> float:
+        """The tilted upper bound on the planned multi-resolution grids, the add direction only when its Chernoff
+        bound (:meth:`_chernoff_epsilon`, no composition) does not already stay below the remove direction's value
+        (as the plain read-out screens it, :meth:`_screened_epsilon`)."""
+        from .pld_tilted import choose_tilts, tilted_epsilon_of
+
+        step, fine = self.step(True), self._leaf_factor(True)
+        lams = choose_tilts(leaves, self.neighbouring, step, target_delta=target_delta, cell_step=step / fine)
+        value = tilted_epsilon_of(leaves, self.neighbouring, step, lams[0], 0, target_delta, fine)
+        if len(lams) > 1:
+            nested = any(leaf.kind == "tree" for leaf in self._leaves)
+            if not (self._chernoff_epsilon(1, target_delta) <= value
+                    or (not nested and self._chernoff_epsilon(1, target_delta, fine=True) <= value)):
+                value = max(value, tilted_epsilon_of(leaves, self.neighbouring, step, lams[1], 1, target_delta, fine))
+        return value
 
     def _rdp_epsilon(self, target_delta: float) -> float:
         """The RDP accountant's bound on the same leaves when some sampled leaf's PLD pair is known to be
@@ -467,10 +529,19 @@ class PLDAccountant(AttackRiskReadouts):
             return 0.0
         remove, add = self._plds(pessimistic)
         value = max(remove.delta(target_epsilon), add.delta(target_epsilon))
-        if tilt and pessimistic and value < 1e3 * max(p.inf_mass + p.error for p in (remove, add)):
+        planned = getattr(self, "_level", None) is not None
+        if tilt and pessimistic and value < (30.0 if planned else 1e3) * max(p.inf_mass + p.error for p in (remove, add)):
             from .pld_tilted import tilted_delta
 
-            value = min(value, tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon))
+            try:  # on the planned multi-resolution grids, as the epsilon read-out (_with_tilted)
+                if self.discretisation_interval is None:
+                    tilted = tilted_delta(_merged(self._leaves), self.neighbouring, self.step(True), target_epsilon,
+                                          True, self._leaf_factor(True))
+                else:
+                    tilted = tilted_delta(_merged(self._leaves), self.neighbouring, self.tilt_step(True), target_epsilon)
+            except AccountingTooLargeError:
+                tilted = 1.0
+            value = min(value, tilted)
         return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
     def _basic_delta(self, target_epsilon: float) -> float:
@@ -489,9 +560,26 @@ class PLDAccountant(AttackRiskReadouts):
             return math.inf
         return fraction_up(levels[0])
 
+    def _check_composed(self, step: float) -> None:
+        """Refuse (:class:`~dpaudit.errors.AccountingTooLargeError`, before allocating) a composition whose
+        composed PLD would need more than :data:`MAX_COMPOSED_CELLS` cells of ``step``: it spans about 17
+        standard deviations of the composed loss (the tails cut at 1e-15) plus the widest leaf (10^15 steps of
+        DP-SGD: 10^8 cells at the largest step the plan allows)."""
+        if self.discretisation_interval is None and self._bounded_range() is None and self._gdp() is None:
+            summaries = self._summaries()
+            variance = sum(count * summaries[leaf][1] for leaf, count in _merged(self._leaves).items())
+            span = max((summaries[leaf][2] for leaf in summaries), default=0.0)
+            cells = (17.0 * math.sqrt(variance) + span) / step
+            if cells > MAX_COMPOSED_CELLS:
+                raise AccountingTooLargeError(
+                    f"PLDAccountant: the composition of {sum(self._leaves.values()):,} events would need about "
+                    f"{cells:.3g} grid cells (limit {MAX_COMPOSED_CELLS:.3g}) and does not finish in seconds; use "
+                    "RDPAccountant (or epsilon_upper, which falls back to it)", cells=cells)
+
     def _check_cells(self, step: float) -> None:
         """Refuse (before allocating) a grid of ``step`` on which some leaf, or the inner tree of a sampled
-        sub-tree, would need more than :data:`MAX_CELLS` cells."""
+        sub-tree, would need more than :data:`MAX_CELLS` cells, or the composition more than
+        :data:`MAX_COMPOSED_CELLS` (:meth:`_check_composed`, at the final step)."""
         for leaf in _merged(self._leaves):
             key = ("span", leaf)
             if key not in self._cache:
@@ -508,33 +596,35 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
         key = pessimistic if refinement == 0 else (pessimistic, refinement)
-        if key not in self._cache:
+        if key not in self._grids:
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement
             fine = 1 if refinement else self._leaf_factor(pessimistic)
+            self._check_composed(step)
             self._check_cells(step / fine)
-            if key is True and ("upper", "remove", False) in self._cache:  # computed by _screened_epsilon
-                self._cache[key] = (self._upper("remove")[0], self._upper("add")[0])
+            if key is True and ("upper", "remove", False) in self._grids:  # computed by _screened_epsilon
+                self._grids[key] = (self._upper("remove")[0], self._upper("add")[0])
             else:
-                self._cache[key] = compose_leaves(leaves, self.neighbouring, step, pessimistic, fine)
-        return self._cache[key]
+                self._grids[key] = compose_leaves(leaves, self.neighbouring, step, pessimistic, fine)
+        return self._grids[key]
 
     def _upper(self, direction: str, coarse: bool = False) -> tuple[GridPLD, bool]:
         """(upper-bound PLD of one adjacency direction, "remove" or "add", whether every leaf is symmetric),
         on the planned grids or (``coarse``, a screen) with the leaves discretised on the final grid too (leaves
         refined at most _SCREEN_MAX_FACTOR times) or on a grid 4 times coarser than the planned one."""
         key = ("upper", direction, coarse)
-        if key not in self._cache:
-            if not coarse and True in self._cache:
-                pair = self._cache[True]
+        if key not in self._grids:
+            if not coarse and True in self._grids:
+                pair = self._grids[True]
             else:
                 fine = self._leaf_factor()
                 if coarse:
                     fine = 1 if fine <= _SCREEN_MAX_FACTOR else fine // 4
+                self._check_composed(self.step(True))
                 self._check_cells(self.step(True) / fine)
                 pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine, only=direction)
-            self._cache[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
-        return self._cache[key]
+            self._grids[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
+        return self._grids[key]
 
     def _screened_epsilon(self, target_delta: float) -> tuple[float, list[GridPLD]] | None:
         """max over the two adjacency directions of the upper epsilon, computing the direction that does not
@@ -547,12 +637,12 @@ class PLDAccountant(AttackRiskReadouts):
         error), and computed on the planned grids only when every screen exceeds the remove direction's epsilon. The result is the same upper bound as with
         both directions on the planned grids whenever a screen holds. None on a fixed grid.
         Returns (epsilon, the PLDs read)."""
-        if True in self._cache or self.discretisation_interval is not None:
+        if True in self._grids or self.discretisation_interval is not None:
             return None
         decided, symmetric = self._upper("remove")
         value = decided.epsilon(target_delta)
         if symmetric:
-            self._cache[True] = (decided, decided)
+            self._grids[True] = (decided, decided)
             return value, [decided]
         if self._chernoff_epsilon(1, target_delta) <= value:
             return value, [decided]  # the add direction cannot decide it
@@ -564,8 +654,33 @@ class PLDAccountant(AttackRiskReadouts):
             if rough.epsilon(target_delta) <= value:
                 return value, [decided, rough]
         other, _ = self._upper("add")
-        self._cache[True] = (decided, other)
+        self._grids[True] = (decided, other)
         return max(value, other.epsilon(target_delta)), [decided, other]
+
+    @property
+    def _grids(self) -> dict[Any, Any]:
+        """The composed grids of the current tail and float-error budgets (:meth:`_budgets`)."""
+        return self._cache.setdefault(("grids", getattr(self, "_level", None)), {})
+
+    def _budgets(self, target_delta: float | None) -> Any:
+        """Context of a read-out at ``target_delta``: the tail mass cut per operation and the squarings' float
+        error budget (:func:`.pld_core.grid.budgets`) lowered so that, together, they cost the plain read-out
+        at most about 1e-4 of the target (both are charged to delta in full), where float64 storage comes
+        close (its rounding, a relative u per squaring and copy, adds about 4 u n over n steps: at most 1e-2 of
+        the target, which moves epsilon by about 1e-2 / lam); elsewhere the
+        defaults (1e-15 per operation, 1e-10), and the tilted read-out handles the small deltas. Grids are
+        cached per budget."""
+        from .pld_core.grid import PRECISE_BUDGET, TAIL_MASS, budgets
+
+        level = None
+        if target_delta is not None and target_delta > 0 and self.discretisation_interval is None:
+            steps = max(1, sum(_leaf_steps(leaf) * count for leaf, count in _merged(self._leaves).items()))
+            floor = 1e-4 * target_delta
+            if floor < 2 * TAIL_MASS * steps + 4 * PRECISE_BUDGET and 4 * 2.0**-53 * steps <= 300 * floor:
+                tail = 10.0 ** math.floor(math.log10(max(1e-300, floor / (4 * steps))))
+                level = (min(TAIL_MASS, tail), min(PRECISE_BUDGET, 10.0 ** math.floor(math.log10(floor / 4))))
+        self._level = level
+        return budgets(*level) if level is not None else budgets(TAIL_MASS, PRECISE_BUDGET)
 
     def _lower_cells(self, refinement: int) -> int:
         remove, add = self._plds(False, refinement)
@@ -602,6 +717,13 @@ def _loss_span(leaf: Leaf, relation: str) -> float:
     if leaf.kind == "tree" and leaf.inner:
         return sum(count * _loss_span(inner, relation) for inner, count in leaf.inner)
     return leaf_loss_moments(leaf, relation, True)[2]
+
+
+def _leaf_steps(leaf: Leaf) -> int:
+    """How many compositions a leaf stands for (a sampled sub-tree: its inner leaves' count)."""
+    if leaf.kind == "tree" and leaf.inner:
+        return max(1, sum(_leaf_steps(inner) * count for inner, count in leaf.inner))
+    return 1
 
 
 def _pld_check(leaf: Leaf, relation: str) -> str | None:

@@ -78,7 +78,8 @@ DPSGD_LIKE = [(0.01, 1.0, 2000, 1e-5), (0.2, 0.7, 60, 1e-6), (0.5, 1.0, 4, 0.3)]
 def _full_max(event, delta: float) -> float:
     """Both adjacency directions on the planned grids (the read-out before direction screening)."""
     accountant = PLDAccountant().compose(event)
-    remove, add = accountant._plds(True)  # fills the cache: the screen is skipped
+    with accountant._budgets(delta):  # the grids planned for this delta
+        remove, add = accountant._plds(True)  # fills the cache: the screen is skipped
     return accountant.epsilon(delta)
 
 
@@ -90,10 +91,12 @@ def test_screened_epsilon_equals_both_directions_on_the_planned_grids(q, sigma, 
     # the add direction was only screened (by its Chernoff bound or on a coarser grid), not computed on the
     # planned grids; with leaves on the final grid (factor 1) no coarser grid exists and it may be computed
     if screened._leaf_factor() > 1:
-        assert ("upper", "add", False) not in screened._cache
-    remove, add = screened._plds(True)  # later read-outs get both directions on the planned grids
+        assert ("upper", "add", False) not in screened._grids
+    with screened._budgets(delta):
+        remove, add = screened._plds(True)  # later read-outs get both directions on the planned grids
     reference = PLDAccountant().compose(event)
-    ref_remove, ref_add = reference._plds(True)
+    with reference._budgets(delta):
+        ref_remove, ref_add = reference._plds(True)
     np.testing.assert_array_equal(remove.pmf, ref_remove.pmf)
     np.testing.assert_array_equal(add.pmf, ref_add.pmf)
 
@@ -112,7 +115,7 @@ def test_screen_that_fails_computes_the_other_direction_on_the_planned_grids(mon
     monkeypatch.setattr(PLDAccountant, "_chernoff_epsilon", lambda self, direction, delta, fine=False: math.inf)
     accountant = PLDAccountant().compose(event)
     value = accountant.epsilon(1e-6)
-    assert ("upper", "add", False) in accountant._cache
+    assert ("upper", "add", False) in accountant._grids
     monkeypatch.undo()
     assert value == _full_max(event, 1e-6)
 

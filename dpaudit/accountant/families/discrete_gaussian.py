@@ -97,4 +97,5 @@ def _rho(leaf: Leaf, scale: float) -> float:
 FAMILY = Family(
     name="discrete_gaussian", events=(DiscreteGaussian,), kinds=("dgauss",), normal_form=_normal_form,
     pld_pair=_pld_pair, rdp_curve=_rdp_curve, rho=_rho, pld_check=_pld_check,
+    sampled_lower_side=True,  # its exact pair is attained: one record shifts the integer query by D
 )

@@ -88,4 +88,5 @@ def _atom_loss(leaf: Leaf, scale: float) -> float:
 FAMILY = Family(
     name="discrete_laplace", events=(DiscreteLaplace,), kinds=("dlap",), normal_form=_normal_form,
     pld_pair=_pld_pair, rdp_curve=_rdp_curve, pure_epsilon=_pure_epsilon, rho=_rho, atom_loss=_atom_loss,
+    sampled_lower_side=True,  # its exact pair is attained: one record shifts the integer query by D
 )

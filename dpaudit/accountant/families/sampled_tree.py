@@ -76,7 +76,8 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
     (1-q) Q, Q) and its reverse, built from the inner tree's optimistic PLDs in both directions
     (:func:`..pld_core.subsampling.subsampled_lower_pair`). Its inner pair is the composition of the
     worst-case pairs of the inner leaves whose pair one record attains (families with
-    ``sampled_lower_side``: Gaussian and Laplace noise at the sensitivity, randomized response; nested
+    ``sampled_lower_side``: Gaussian, Laplace and their discrete versions at the sensitivity, randomized response,
+    a zCDP step's Gaussian mechanism (its own lower side); nested
     Poisson-sampled sub-trees, recursively); the other inner leaves are dropped (ignoring some outputs is
     a post-processing). All of them are attained together by the same record, so the mixture is the pair
     of that record's presence and absence. Under replace-one the record is replaced by one that

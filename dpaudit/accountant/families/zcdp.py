@@ -101,4 +101,5 @@ FAMILY = Family(
     name="zcdp", events=(ZCDP,), kinds=("zcdp",), normal_form=_normal_form, pld_pair=_pld_pair,
     rdp_curve=_rdp_curve, rho=_rho, guarantee=True, pld_check=_pld_check, merge_unsampled=_merge,
     sampled_pld_loose=True,
+    sampled_lower_side=True,  # its lower side is a Gaussian mechanism with the guarantee, which one record attains
 )

@@ -29,7 +29,9 @@ import numpy as np
 from scipy.special import ndtr
 
 from ..leaf import Leaf
-from .grid import TAIL_MASS, GridPLD, from_atoms, from_centred_masses, from_interval_masses
+from scipy.special import ndtri
+
+from .grid import GridPLD, from_atoms, from_centred_masses, from_interval_masses, tail_mass
 
 __all__ = ["Tails", "both_tails", "tails_pld", "atoms_pld", "tilt_quantile", "symmetrise", "base_pair",
            "Z_DEFAULT", "Z_MAX", "PoissonRemoveTails", "PoissonAddTails"]
@@ -131,7 +133,7 @@ def _last_needed(tails, first: float, last: float, step: float) -> float:
     / 4, from the tails at every 64th grid point: heavy upper tails (subsampled mechanisms) reach losses far
     beyond any mass that survives a composition, and cells there would only be cut after the first FFT."""
     coarse = first + np.arange(0, last - first, _TAIL_STRIDE)
-    beyond = np.flatnonzero(tails(coarse * step)[0] <= 0.25 * TAIL_MASS)
+    beyond = np.flatnonzero(tails(coarse * step)[0] <= 0.25 * tail_mass())
     return float(coarse[beyond[0]]) if beyond.size and coarse[beyond[0]] < last else last
 
 
@@ -139,13 +141,16 @@ def _grid_from_tails(tails, step: float, pessimistic: bool, z: float = Z_DEFAULT
     """Grid PLD of a continuous pair from its tail masses; losses up to the standard-normal quantile ``z``
     of the noise (the rest goes to +inf). A wider ``z`` than the default keeps every cell (no
     construction-time truncation), for the tilted small-delta read-out (:mod:`..pld_tilted`)."""
+    default = z == Z_DEFAULT
+    if default and tail_mass() < 1e-15:  # a smaller tail budget (small target delta): grid further out
+        z = min(Z_MAX, max(Z_DEFAULT, float(-ndtri(1e-2 * tail_mass()))))
     lo, hi = tails.range(z)
     first = math.floor(lo / step) - 1
     last = math.ceil(hi / step) + 1
     shift = 0.0 if pessimistic else -0.5  # optimistic cells are centred on the grid points
-    if z == Z_DEFAULT:  # the default grid: cut the upper tail like every composition does (TAIL_MASS per operation)
+    if default:  # the default grid: cut the upper tail like every composition does (tail_mass() per operation)
         last = round(_last_needed(tails, first + shift, last + shift, step) - shift)
-        tail = {"tail": 0.5 * TAIL_MASS}
+        tail = {"tail": 0.5 * tail_mass()}
     else:  # the tilted read-out's grid keeps every cell
         tail = {"tail": 0.0}
     edges = (first + shift + np.arange(last - first + 1)) * step

@@ -40,6 +40,9 @@ error but costs at most that mass in delta.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,13 +50,37 @@ import scipy.fft
 
 from .merging import merge_onto_grid
 
-__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "convolution_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
+__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "budgets", "tail_mass", "error_budget", "convolution_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
 
 #: Tail mass cut off (on the declared side) after every convolution.
 TAIL_MASS = 1e-15
 #: Self-composition: a squaring whose float64 error bound, times the copies of the squared block in the
 #: result, would exceed this runs its FFTs in extended precision (``np.longdouble``).
 PRECISE_BUDGET = 1e-10
+_BUDGETS: ContextVar[tuple[float, float]] = ContextVar("pld_budgets", default=(TAIL_MASS, PRECISE_BUDGET))
+
+
+@contextmanager
+def budgets(tail: float, error: float) -> Iterator[None]:
+    """Within the block, tail mass cut per operation (leaf construction and every convolution; default
+    :data:`TAIL_MASS`) and the float error a self-composition's squarings may charge (default
+    :data:`PRECISE_BUDGET`) are ``tail`` and ``error``: an accountant planning for a small target delta
+    lowers both (they are charged to delta in full). Only tightness and cost depend on them."""
+    token = _BUDGETS.set((float(tail), float(error)))
+    try:
+        yield
+    finally:
+        _BUDGETS.reset(token)
+
+
+def tail_mass() -> float:
+    """The tail mass cut per operation in the current :func:`budgets` context."""
+    return _BUDGETS.get()[0]
+
+
+def error_budget() -> float:
+    """The squarings' float error budget in the current :func:`budgets` context."""
+    return _BUDGETS.get()[1]
 _U = 2.0**-53
 _PEAK_CELLS = 1024  # squarings split off a peak of at most this many cells, summed directly (_square_split)
 _U_EXTENDED = float(np.finfo(np.longdouble).epsneg)  # unit round-off of the extended-precision FFTs
@@ -81,22 +108,24 @@ class GridPLD:
     pessimistic: bool
 
     # ------------------------------------------------------------------ composition
-    def compose(self, other: GridPLD, tail_mass: float = TAIL_MASS, precise: bool = False) -> GridPLD:
+    def compose(self, other: GridPLD, tail_mass: float | None = None, precise: bool = False) -> GridPLD:
         """The PLD of running both mechanisms (convolution of the finite parts; ``precise``: FFTs in
         extended precision, :func:`_convolve`)."""
         _check_compatible(self, other)
-        pmf, err, level = (_convolve(self.pmf, other.pmf, precise) if self.pessimistic
+        tail_mass = _current_tail(tail_mass)
+        pmf, err, level = (_convolve(self.pmf, other.pmf, precise) if self.pessimistic or precise
                            else _convolve_heads(self.pmf, other.pmf))
         inf_mass = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         error = self.error * other.pmf.sum() + other.error * self.pmf.sum() + err + self.error * other.error
         result = GridPLD(self.step, self.offset + other.offset, pmf, inf_mass, error, self.pessimistic)
         return result.truncate(tail_mass, noise=level)
 
-    def square(self, tail_mass: float = TAIL_MASS, error_budget: float = math.inf) -> GridPLD:
+    def square(self, tail_mass: float | None = None, error_budget: float = math.inf) -> GridPLD:
         """``self.compose(self)``, with the float error kept within ``error_budget`` where it can be: the
         plain float64 FFT when its bound is within it, else the peak split off (:func:`_square_split`) when
         that bound is, else extended precision."""
         pmf = self.pmf
+        tail_mass = _current_tail(tail_mass)
         if pmf.size <= 64 or convolution_error(pmf) <= error_budget:
             return self.compose(self, tail_mass)
         split = _split_peak(pmf)
@@ -108,7 +137,7 @@ class GridPLD:
             return GridPLD(self.step, 2 * self.offset, out, inf_mass, error, self.pessimistic).truncate(tail_mass, noise=level)
         return self.compose(self, tail_mass, precise=True)
 
-    def self_compose(self, count: int, tail_mass: float = TAIL_MASS, final_step: float | None = None) -> GridPLD:
+    def self_compose(self, count: int, tail_mass: float | None = None, final_step: float | None = None) -> GridPLD:
         """``count``-fold composition by exponentiation by squaring (O(log count) convolutions).
 
         Multi-resolution (pessimistic only): with ``final_step`` = 2^r ``step``, the squared block (2^l
@@ -121,6 +150,8 @@ class GridPLD:
         grid."""
         if count < 1:
             raise ValueError("count must be >= 1")
+        tail_mass = _current_tail(tail_mass)
+        budget = _BUDGETS.get()[1]
         result: GridPLD | None = None
         power = self
         level, halvings = 0, 0
@@ -133,7 +164,7 @@ class GridPLD:
             # the squared block's float error is counted once per copy of it in the result (``count``
             # copies): where that would exceed PRECISE_BUDGET the squaring splits off its peak (_square_split)
             # or, where that is not enough, runs in extended precision
-            power = power.square(tail_mass, PRECISE_BUDGET / count)
+            power = power.square(tail_mass, budget / count)
             level += 1
             if (final_step is not None and power.step * 1.5 < final_step
                     and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
@@ -171,7 +202,7 @@ class GridPLD:
         error = self.error + 16.0 * _U * float(self.pmf.sum())  # the split fractions and sums, a few ulps each
         return GridPLD(self.step * factor, base, pmf, self.inf_mass, error, True)
 
-    def truncate(self, tail_mass: float = TAIL_MASS, noise: float = 0.0) -> GridPLD:
+    def truncate(self, tail_mass: float | None = None, noise: float = 0.0) -> GridPLD:
         """Cut both tails on the declared side: the cells outside the first and last cell above the
         round-off ``noise`` level, and then at most ``tail_mass / 2`` of mass at each end.
 
@@ -180,6 +211,7 @@ class GridPLD:
         pmf = self.pmf
         if pmf.size <= 1:
             return self
+        tail_mass = _current_tail(tail_mass)
         above = pmf > noise
         lo = int(above.argmax())
         if not above[lo]:
@@ -291,6 +323,10 @@ def _nudge_up(pld: GridPLD, eps: float, target: float, cap: float) -> float:
         if eps >= cap:
             return cap if pld.delta(cap) <= target else math.nextafter(cap, math.inf)
     return cap
+
+
+def _current_tail(tail: float | None) -> float:
+    return _BUDGETS.get()[0] if tail is None else tail
 
 
 def _check_compatible(a: GridPLD, b: GridPLD) -> None:
@@ -442,7 +478,7 @@ def identity(step: float, pessimistic: bool = True) -> GridPLD:
 
 def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: np.ndarray,
                          err_p: np.ndarray, err_q: np.ndarray, below: float, above: float,
-                         inf_mass: float, pessimistic: bool, tail: float = TAIL_MASS * 1e-3) -> GridPLD:
+                         inf_mass: float, pessimistic: bool, tail: float | None = None) -> GridPLD:
     """A grid PLD from the exact masses of the loss intervals (e_k, e_{k+1}], e_k = (first + k) step.
 
     Args:
@@ -450,8 +486,10 @@ def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: 
         scaled_q: e^{e_k} times the Q-mass of each interval (kept in this form to avoid underflow).
         err_p, err_q: bounds on the absolute float error of each entry of mass_p, scaled_q.
         below: P-mass of losses <= e_0; above: P-mass of finite losses > e_m; inf_mass: P(L = +inf).
-        tail: mass cut off each end on the declared side (0: keep every cell, for the tilted read-out).
+        tail: mass cut off each end on the declared side (0: keep every cell, for the tilted read-out; None:
+            1e-3 of the current :func:`tail_mass`).
     """
+    tail = 1e-3 * tail_mass() if tail is None else tail
     m = mass_p.size
     pmf = np.zeros(m + 1)
     a = np.clip(mass_p, 0.0, None)
@@ -478,7 +516,7 @@ def from_interval_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: 
 
 def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: np.ndarray,
                         err_p: np.ndarray, err_q: np.ndarray, above: float, inf_mass: float,
-                        tail: float = TAIL_MASS * 1e-3) -> GridPLD:
+                        tail: float | None = None) -> GridPLD:
     """Optimistic grid PLD from the masses of the cells (e_k - step/2, e_k + step/2], e_k = (first + k) step.
 
     The merged cells are grouped (consecutive cells and fractions of cells) so that each group's ratio
@@ -486,6 +524,7 @@ def from_centred_masses(step: float, first: int, mass_p: np.ndarray, scaled_q: n
     second order in the step, also where the loss accumulates). Float errors are resolved downward.
     Mass below the first cell is dropped; finite mass above the last is rounded down onto it.
     """
+    tail = 1e-3 * tail_mass() if tail is None else tail
     a = np.clip(mass_p, 0.0, None)
     tb = np.clip(scaled_q, 0.0, None)  # e^{e_k} b_k
     err = err_p + err_q + 4 * _U * (a + tb)
@@ -555,4 +594,4 @@ def binomial_rr(step: float, cells: int, count: int, p_high: float, pessimistic:
     log_error = 32 * _U * (float(gammaln(count + 1.0)) + count * (abs(math.log(p_high)) + abs(math.log1p(-p_high))) + 1)
     error = math.expm1(log_error) * float(masses.sum()) + (count + 1) * 4 * _U
     pld = GridPLD(step, -count * cells, pmf, 0.0, error, pessimistic)
-    return pld.truncate(TAIL_MASS)
+    return pld.truncate()

@@ -41,7 +41,7 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool)
     log_q_mass = np.log(p) - l
     q_mass = np.exp(log_q_mass)
     total_q = float(q_mass.sum())
-    err = inner.error * (1.0 + math.exp(min(700.0, -float(l[0])))) + 16 * _U * (l.size + 1)
+    err = inner.error * (1.0 + math.exp(min(700.0, -float(l[0])))) + _rounding(l, p)
     rest = 1.0 - total_q  # Q-mass at inner loss -inf
     if pessimistic:
         rest += err  # more Q-mass where P has none only lowers the losses below; keep it an upper bound
@@ -61,6 +61,21 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool)
         pld = from_atoms(inner.step, atoms, atom_masses, inf_mass, True)
         return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, True)
     return _merged_atoms(inner.step, atoms, atom_masses, inf_mass)
+
+
+def _rounding(losses: np.ndarray, masses: np.ndarray) -> float:
+    """Bound on the l1 float error of the atoms' P- and Q-masses computed from (loss, P-mass) atoms: each is an
+    exp / log / logaddexp of arguments of size at most |ln p| + |l| (a relative error of u times that, plus a
+    few ulps), summed pairwise (log2 n ulps more): 8 u sum over atoms of (p + p e^{-l}) (|ln p| + |l| + 8 +
+    log2 n), evaluated with its own rounding covered by the factor 8."""
+    keep = masses > 0
+    if not keep.any():
+        return 0.0
+    p, l = masses[keep], losses[keep]
+    log_p = np.log(p)
+    weight = p + np.exp(np.minimum(log_p - l, 700.0))
+    size = np.abs(log_p) + np.abs(l) + 8 + math.log2(masses.size + 1)
+    return 8 * _U * float(np.dot(weight, size)) * (1 + 1e-3)
 
 
 def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float) -> tuple[GridPLD, GridPLD]:
@@ -91,7 +106,7 @@ def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
     if l.size == 0:
         return from_atoms(inner.step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
     q_mass = p * np.exp(-l)  # l >= _LOW_CUT: no overflow
-    err_q = inner.error * math.exp(-float(l[0])) + 16 * _U * (l.size + 1)  # bound on the error of sum q_mass
+    err_q = inner.error * math.exp(-float(l[0])) + _rounding(l, p)  # bound on the error of sum q_mass
     excess = float(q_mass.sum()) + err_q - 1.0
     if excess > 0:  # drop P-mass from the lowest losses until the implied Q-masses sum to at most 1
         cum = np.cumsum(q_mass)
@@ -107,7 +122,7 @@ def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
     psi = np.logaddexp(log_1q, log_qq + l)
     masses = q * p + (1 - q) * q_mass
     pld = _merged_atoms(inner.step, np.append(psi, log_1q), np.append(masses, (1 - q) * rest), q * inner.inf_mass)
-    err = inner.error * (q + (1 - q) * math.exp(-float(l[0]))) + 16 * _U * (l.size + 1)
+    err = inner.error * (q + (1 - q) * math.exp(-float(l[0]))) + _rounding(l, p)
     return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, False)
 
 
@@ -117,7 +132,7 @@ def _lower_add(inner: GridPLD, q: float) -> GridPLD:
     log_1q = math.log1p(-q)
     atoms = np.append(-np.logaddexp(log_1q, math.log(q) - m), -log_1q)
     pld = _merged_atoms(inner.step, atoms, np.append(u, inner.inf_mass), 0.0)
-    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + inner.error + 16 * _U * (m.size + 1), False)
+    return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + inner.error + _rounding(m, u), False)
 
 
 def _merged_atoms(step: float, losses: np.ndarray, masses: np.ndarray, inf_mass: float) -> GridPLD:
