@@ -18,7 +18,7 @@ Example:
     >>> from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
     >>> best = epsilon_upper(SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 100), 1e-20)
     >>> best.method, round(best.epsilon, 2)
-    ('pld', 5.06)
+    ('pld_tilted', 5.06)
 """
 
 from __future__ import annotations
