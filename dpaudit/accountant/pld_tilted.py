@@ -35,7 +35,8 @@ import scipy.fft
 from ..errors import AccountingTooLargeError
 from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
-from .pld_core.grid import GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error
+from .pld_core.grid import (GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error,
+                             multiresolution_power)
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_delta", "MAX_TILTED_CELLS",
            "check_tilted_cells"]
@@ -51,8 +52,6 @@ _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in
 _LEAF_FLOOR = 1e-300  # P-mass beyond the widest grid (normal tail beyond 37.5 sd), charged at +inf
 _LAMBDAS = np.concatenate([np.geomspace(0.02, 2000.0, 121)])
 _SQUARE_BUDGET = 1e-10  # tilted mass a self-composition's squarings may lose to float error (split or extended beyond)
-_FIRST_COARSE_LEVEL = 6  # multi-resolution self-composition, as in GridPLD.self_compose
-_LEVELS_PER_HALVING = 2
 
 
 class _Futile(Exception):
@@ -180,27 +179,10 @@ class TiltedPLD:
         """``count``-fold composition by exponentiation by squaring; with ``final_step`` = 2^r ``step`` (upper
         bound only) the squared block is coarsened by 2 at levels 6, 8, 10, ... until the grid is
         ``final_step`` (as :meth:`.GridPLD.self_compose`), and the result ends there."""
-        result: TiltedPLD | None = None
-        power = self
-        level, halvings = 0, 0
-        while True:
-            if count & 1:
-                result = power if result is None else result.compose(power, _SQUARE_BUDGET / max(1, count >> 1))
-            count >>= 1
-            if not count:
-                break
-            power = power.square(_SQUARE_BUDGET / count)
-            level += 1
-            if (final_step is not None and power.step * 1.5 < final_step
-                    and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
-                power = power.coarsen(2)
-                halvings += 1
-            if result is not None and result.step < power.step:
-                result = result.coarsen(round(power.step / result.step))
-        assert result is not None
-        if final_step is not None and result.step * 1.5 < final_step:
-            result = result.coarsen(round(final_step / result.step))
-        return result
+        return multiresolution_power(
+            self, count, final_step,
+            compose=lambda result, power, left: result.compose(power, _SQUARE_BUDGET / max(1, left >> 1)),
+            square=lambda power, left: power.square(_SQUARE_BUDGET / left))
 
     def coarsen(self, factor: int) -> TiltedPLD:
         """The tilted PLD on the grid of step ``factor * step`` (upper bound only): each untilted atom is split

@@ -40,10 +40,11 @@ error but costs at most that mass in delta.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.fft
@@ -150,32 +151,14 @@ class GridPLD:
         grid."""
         if count < 1:
             raise ValueError("count must be >= 1")
-        tail_mass = _current_tail(tail_mass)
+        tail = _current_tail(tail_mass)
         budget = _BUDGETS.get()[1]
-        result: GridPLD | None = None
-        power = self
-        level, halvings = 0, 0
-        while True:
-            if count & 1:
-                result = power if result is None else result.compose(power, tail_mass)
-            count >>= 1
-            if not count:
-                break
-            # the squared block's float error is counted once per copy of it in the result (``count``
-            # copies): where that would exceed PRECISE_BUDGET the squaring splits off its peak (_square_split)
-            # or, where that is not enough, runs in extended precision
-            power = power.square(tail_mass, budget / count)
-            level += 1
-            if (final_step is not None and power.step * 1.5 < final_step
-                    and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
-                power = power.coarsen(2)
-                halvings += 1
-            if result is not None and result.step < power.step:
-                result = result.coarsen(round(power.step / result.step))
-        assert result is not None
-        if final_step is not None and result.step * 1.5 < final_step:
-            result = result.coarsen(round(final_step / result.step))
-        return result
+        # the squared block's float error is counted once per copy of it in the result (``count`` copies):
+        # where that would exceed PRECISE_BUDGET the squaring splits off its peak (_square_split) or, where
+        # that is not enough, runs in extended precision
+        return multiresolution_power(self, count, final_step,
+                                     compose=lambda result, power, left: result.compose(power, tail),
+                                     square=lambda power, left: power.square(tail, budget / left))
 
     def coarsen(self, factor: int) -> GridPLD:
         """The PLD on the grid of step ``factor * step`` (pessimistic only): every atom is split onto the two
@@ -595,3 +578,33 @@ def binomial_rr(step: float, cells: int, count: int, p_high: float, pessimistic:
     error = math.expm1(log_error) * float(masses.sum()) + (count + 1) * 4 * _U
     pld = GridPLD(step, -count * cells, pmf, 0.0, error, pessimistic)
     return pld.truncate()
+
+
+def multiresolution_power(leaf: Any, count: int, final_step: float | None,
+                          compose: Callable[[Any, Any, int], Any], square: Callable[[Any, int], Any]) -> Any:
+    """``count``-fold composition of ``leaf`` by exponentiation by squaring, multi-resolution with
+    ``final_step`` (see :meth:`GridPLD.self_compose`): the squared block is coarsened by 2 at levels 6, 8,
+    10, ... until its grid is ``final_step``, and the result ends there. ``compose(result, power, count)``
+    and ``square(power, count)`` do the work (``count``: the copies still to take, before and after the
+    halving of the exponent), so that each PLD type keeps its own error budgets."""
+    result = None
+    power = leaf
+    level, halvings = 0, 0
+    while True:
+        if count & 1:
+            result = power if result is None else compose(result, power, count)
+        count >>= 1
+        if not count:
+            break
+        power = square(power, count)
+        level += 1
+        if (final_step is not None and power.step * 1.5 < final_step
+                and level >= _LEVELS_PER_HALVING * halvings + _FIRST_COARSE_LEVEL):
+            power = power.coarsen(2)
+            halvings += 1
+        if result is not None and result.step < power.step:
+            result = result.coarsen(round(power.step / result.step))
+    assert result is not None
+    if final_step is not None and result.step * 1.5 < final_step:
+        result = result.coarsen(round(final_step / result.step))
+    return result
