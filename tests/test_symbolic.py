@@ -66,7 +66,8 @@ def _optimal_delta_function(k: int):
     return sp.lambdify([SYMBOLS["epsilon"], SYMBOLS["epsilon_total"]], expression, modules="mpmath")
 
 
-@given(small_eps, st.integers(1, 30), st.floats(0.0, 20.0))
+# A few k (each k compiles its own symbolic sum) spread over 1..30.
+@given(small_eps, st.sampled_from([1, 2, 3, 5, 8, 13, 21, 30]), st.floats(0.0, 20.0))
 def test_optimal_delta_matches_the_symbolic_sum(epsilon, k, epsilon_total):
     function = _optimal_delta_function(k)
     with mp.workdps(80):
