@@ -87,6 +87,7 @@ from ..errors import AccountingTooLargeError, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
+from .families.sampled_tree import inner_factor
 from .leaf_measures import basic_composition, total_rho
 from .leaf_plds import build_leaf, compose_leaves, leaf_loss_moments, leaf_loss_summary, log_mgf_curve
 from .leaf_plds import merged as _merged
@@ -215,7 +216,7 @@ class PLDAccountant(AttackRiskReadouts):
         """Each merged leaf's :func:`.leaf_plds.leaf_loss_summary` (pessimistic, with its log-MGF curves at
         the planning tilts), computed once per composition."""
         if "summaries" not in self._cache:
-            self._cache["summaries"] = {leaf: leaf_loss_summary(leaf, self.neighbouring, True, _PLAN_LAMBDAS)
+            self._cache["summaries"] = {leaf: _summary(leaf, self.neighbouring, True, _PLAN_LAMBDAS)
                                         for leaf in _merged(self._leaves)}
         return self._cache["summaries"]
 
@@ -712,11 +713,20 @@ class _bounded_size:
 
 
 def _loss_span(leaf: Leaf, relation: str) -> float:
-    """Loss span of a leaf's pessimistic PLD (for a sampled sub-tree: of its inner composed tree, whose PLD
-    is built on the same grid), from :func:`leaf_loss_moments`."""
+    """Loss span of a leaf's pessimistic PLD, from :func:`leaf_loss_moments`, in units of the grid it is built on;
+    for a sampled sub-tree: of its inner composed tree, on a grid ``inner_factor`` times coarser than the outer
+    one (:func:`.families.sampled_tree.inner_factor`), so divided by that factor."""
     if leaf.kind == "tree" and leaf.inner:
-        return sum(count * _loss_span(inner, relation) for inner, count in leaf.inner)
+        inner = sum(count * _loss_span(sub, relation) for sub, count in leaf.inner)
+        return inner / inner_factor(leaf, relation)
     return leaf_loss_moments(leaf, relation, True)[2]
+
+
+def _summary(leaf: Leaf, relation: str, pessimistic: bool, lams: np.ndarray | None) -> Any:
+    """:func:`.leaf_plds.leaf_loss_summary`, for a sampled sub-tree on grids no finer than its inner composition
+    allows (at most _MAX_INNER_CELLS cells there)."""
+    min_step = _loss_span(leaf, relation) / _MAX_INNER_CELLS if leaf.kind == "tree" and leaf.inner else 0.0
+    return leaf_loss_summary(leaf, relation, pessimistic, lams, min_step=min_step)
 
 
 def _leaf_steps(leaf: Leaf) -> int:
@@ -770,8 +780,7 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True,
         if summaries is not None and leaf in summaries:
             mean, var, leaf_span, curves = summaries[leaf]
         else:
-            mean, var, leaf_span, curves = leaf_loss_summary(leaf, relation, pessimistic,
-                                                             _PLAN_LAMBDAS if pessimistic else None)
+            mean, var, leaf_span, curves = _summary(leaf, relation, pessimistic, _PLAN_LAMBDAS if pessimistic else None)
         total_mean += count * mean
         total_var += count * var
         total_count += count

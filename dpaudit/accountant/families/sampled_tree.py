@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,10 +26,64 @@ from ..pld_core.grid import GridPLD
 from ..pld_core.subsampling import subsampled_lower_pair, subsampled_pair
 from ..registry import FAMILIES, Family
 
-__all__ = ["FAMILY"]
+__all__ = ["FAMILY", "inner_factor", "inner_top"]
 
 _U = 2.0**-53
 _MAX_GROUP_SIZES = 4096  # sampling with replacement: at most this many group sizes (one PLD each)
+_MAX_INNER_FACTOR = 2**20  # the inner composed tree's grid at most this many times coarser than the outer one
+_MAX_INNER_STEP = 0.25  # an inner grid coarser than the outer one is at most this coarse
+_TOP_PROBE_STEP = 1e-2  # grid of the builds that bound the inner leaves' largest finite losses
+
+
+@lru_cache(maxsize=256)
+def inner_top(leaf: Leaf, relation: str) -> float:
+    """An upper bound on the largest finite loss (either direction) of a sampled sub-tree's inner composed
+    pessimistic PLD: the sum over its (merged) inner leaves of count times each one's largest finite loss on a
+    probe grid of step _TOP_PROBE_STEP (or 1/2048 of its span), plus that step (a finer grid ends no further
+    out). Only the grid planning reads it (:func:`inner_factor`); no bound depends on it."""
+    total = 0.0
+    for sub, count in merged(Counter(dict(leaf.inner))).items():
+        with np.errstate(all="ignore"):  # a coarse estimate: far-out edge cases are moot
+            probe = build_leaf(sub, relation, 64.0, True)
+            span = max(p.pmf.size * p.step for p in probe)
+            step = max(_TOP_PROBE_STEP, span / 2048.0)
+            pair = build_leaf(sub, relation, step, True) if step < 64.0 else probe
+        top = max((p.offset + p.pmf.size - 1) * p.step for p in pair) + pair[0].step
+        total += count * max(top, 0.0)
+    return total
+
+
+def inner_factor(leaf: Leaf, relation: str) -> int:
+    """How many times coarser than the outer grid a Poisson- (or without-replacement-) sampled sub-tree's
+    inner composition is discretised: the largest power of two F <= _MAX_INNER_FACTOR with F w(L) <= 1, where
+    w(l) = q e^l / (1 - q + q e^l) is the slope of the sampled loss psi(l) = ln(1 - q + q e^l) in the inner loss l
+    and L bounds the inner losses (:func:`inner_top`; psi is convex, so w is largest there). An inner atom moved
+    by up to F times the outer step then moves its sampled atom by at most one outer step: the inner grid's
+    discretisation costs the sampled PLD no more than the outer grid's own, while the inner composition, whose
+    losses span far more than the sampled ones (by about 1/q), needs F times fewer cells. Sampling with
+    replacement and Poisson sampling under replace-one (a mixture on the inner grid itself) use F = 1. Every
+    F gives a dominating pair (the inner pair on any grid dominates the inner mechanism, and the sampled pair of
+    a dominating pair dominates the sampled mechanism, Zhu, Dong & Wang 2022, Thm 11); F only sets the cost
+    and the tightness."""
+    if leaf.kind != "tree" or not leaf.inner or not (leaf.sampling == "wor" or (
+            leaf.sampling == "poisson" and relation == "add_remove")):
+        return 1
+    top = inner_top(leaf, relation)
+    q = leaf.q
+    log_w = -math.log1p((1.0 - q) / q * math.exp(-min(top, 700.0)))  # ln w(top)
+    factor = 1
+    while factor < _MAX_INNER_FACTOR and math.log(2 * factor) + log_w <= 0.0:
+        factor *= 2
+    return factor
+
+
+def _inner_step(leaf: Leaf, relation: str, step: float) -> float:
+    """The grid step of a sampled sub-tree's inner composition: ``step`` times :func:`inner_factor`, but no
+    coarser than _MAX_INNER_STEP (probe builds on coarse grids) unless ``step`` itself is."""
+    factor = inner_factor(leaf, relation)
+    while factor > 1 and step * factor > _MAX_INNER_STEP:
+        factor //= 2
+    return step * factor
 
 
 def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
@@ -88,8 +143,10 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
         attained = Counter({sub: count for sub, count in inner.items() if _attained(sub)})
         if not attained:
             return zero, zero
-        remove, add = compose_leaves(attained, "add_remove", step, False)
-        return subsampled_lower_pair(remove, add, leaf.q)
+        # the inner composition on its own coarser grid (:func:`inner_factor`), the sampled pair on the outer one
+        tree = Leaf("tree", 0.0, 2, "poisson", leaf.q, 0.0, tuple(sorted(attained.items(), key=lambda item: repr(item[0]))))
+        remove, add = compose_leaves(attained, "add_remove", _inner_step(tree, "add_remove", step), False)
+        return subsampled_lower_pair(remove, add, leaf.q, step)
     best, best_mean = None, -math.inf
     for sub in inner:
         if not FAMILIES.of_kind(sub.kind).sampled_lower_side or sub.sampling is not None:
@@ -117,20 +174,20 @@ def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tup
         return _with_replacement(leaf, step, pessimistic)
     if not pessimistic:
         return _tree_lower(inner, leaf, relation, step)
-    if leaf.sampling == "poisson" and relation == "add_remove":
-        remove, _ = compose_leaves(inner, "add_remove", step, True)
-        return (subsampled_pair(remove, q, "remove", True), subsampled_pair(remove, q, "add", True))
+    if leaf.sampling == "poisson" and relation == "add_remove":  # the inner tree on its own grid (inner_factor)
+        remove, _ = compose_leaves(inner, "add_remove", _inner_step(leaf, relation, step), True)
+        return (subsampled_pair(remove, q, "remove", True, step), subsampled_pair(remove, q, "add", True, step))
     if leaf.sampling == "poisson":  # replace-one; joint convexity: a fresh loss-0 outcome w.p. 1-q, the pair w.p. q
         remove, add = compose_leaves(inner, "replace_one", step, True)
         zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, True)
         one = remove.mixture(zero, q)
         return one, (one if add is remove else add.mixture(zero, q))
     # without replacement, replace-one (Dong, Roth & Su 2022, Thm 4.2, as for single leaves)
-    remove, add = compose_leaves(inner, "replace_one", step, True)
+    remove, add = compose_leaves(inner, "replace_one", _inner_step(leaf, relation, step), True)
     if add is not remove:
         raise UnsupportedEventError("sampling without replacement of a sub-tree whose replace-one pair is not "
                                     "symmetric is not supported")
-    one = symmetrise(subsampled_pair(remove, q, "remove", True))
+    one = symmetrise(subsampled_pair(remove, q, "remove", True, step))
     return one, one
 
 
