@@ -137,9 +137,12 @@ def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None,
              "PLD of the mixture over one record's inclusion of the inner tree's composed pair, (q P + (1-q) Q, Q) "
              "and its reverse, built from the inner optimistic PLDs of both directions; the inner leaves whose "
              "worst-case pair one record attains (Gaussian, Laplace, their discrete versions, randomized response, "
-             "a zCDP step's Gaussian mechanism, nested Poisson-sampled "
+             "a zCDP step's own lower side, nested Poisson-sampled "
              "sub-trees) are kept, the others dropped (a post-processing). Both are lower bounds on the exact "
-             "epsilon of the composed worst-case pairs, rounded down.", ""]
+             "epsilon of the composed worst-case pairs, rounded down. A zCDP step's lower side is a mechanism with "
+             "the guarantee: the Gaussian with mu = sqrt(2 rho), or where larger a mixture of a Gaussian of smaller "
+             "rho and, with a small probability, binary randomized response, proven rho-zCDP at every order "
+             "(dpaudit.accountant.families.zcdp.lower_mixture).", ""]
     if grid:
         lines += ["## DP-SGD grid", "",
                   f"Reference upper: dp_accounting's pessimistic PLD (independent) at interval {REFERENCE_INTERVAL:g}, or "
@@ -185,8 +188,10 @@ def report(grid: list[dict], fuzz: list[dict], nested: list[dict] | None = None,
                   "|---|" + "---|" * len(NESTED_DELTAS)]
         for r in nested:
             lines.append(f"| `{r['tree']}` | " + " | ".join(f"{r[f'{d:g}']['gap']:.3%}" for d in NESTED_DELTAS) + " |")
-        lines += ["", "Trees with a zCDP step keep a gap at every delta: the upper end bounds every mechanism with the "
-                  "guarantee (its privacy profile), the lower end is one such mechanism (the Gaussian)."]
+        lines += ["", "With a zCDP step the upper end bounds every mechanism with the guarantee (the Canonne-Kamath-"
+                  "Steinke privacy profile) and the lower end is one such mechanism: at delta 1e-5, where the zCDP "
+                  "step's own delta inside a sampled tree is large, the Gaussian; there the bracket keeps the gap "
+                  "between the Gaussian and that profile."]
     return "\n".join(lines) + "\n"
 
 

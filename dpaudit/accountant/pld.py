@@ -88,12 +88,14 @@ from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
 from .families.sampled_tree import inner_factor
+from .families.zcdp import lower_target as zcdp_lower_target
 from .leaf_measures import basic_composition, total_rho
 from .leaf_plds import build_leaf, compose_leaves, leaf_loss_moments, leaf_loss_summary, log_mgf_curve
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_epsilon, leaves_rdp
+from .zcdp import zcdp_epsilon
 from .risk import AttackRiskReadouts
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "TARGET_EXCESS",
@@ -303,7 +305,10 @@ class PLDAccountant(AttackRiskReadouts):
         (Poisson subsampling, at ln(1-q) and -ln(1-q)) cells are merged into groups at exactly a grid ratio
         (:mod:`.pld_core.merging`), which keeps the error second order in the step. A Poisson-sampled
         sub-tree's lower pair is the mixture over one record's inclusion of its inner composed optimistic
-        pair (:mod:`.families.sampled_tree`). While the lower end trails the upper end by more than
+        pair (:mod:`.families.sampled_tree`). A zCDP step's lower side is a mechanism with the guarantee: the
+        Gaussian, or (the larger lower end is kept) a Gaussian / randomized-response mixture proven rho-zCDP
+        chosen for the target delta over each sampling rate above it (:func:`.families.zcdp.lower_mixture`).
+        While the lower end trails the upper end by more than
         :data:`INTERVAL_GAP` its grid is halved (at most :data:`MAX_REFINEMENTS` times, and only while the
         finer PLDs stay below ``_MAX_LOWER_CELLS`` cells); where the planned optimistic grid would be too
         large it is coarsened (by 4 at a time) until it fits, which still gives a lower bound. The grid
@@ -322,6 +327,52 @@ class PLDAccountant(AttackRiskReadouts):
         if self._bounded_range() is not None:  # the exact optimum's own bracket: no grid to refine
             self._last_refinement = 0
             return min(lower, upper), upper
+        chosen = None  # zCDP leaves: a worse mechanism with the guarantee than the Gaussian, where one helps
+        for target in self._lower_targets(target_delta):
+            try:
+                value = self._lower_with(target, target_delta, refinement)
+            except UnsupportedEventError:
+                continue
+            if value > lower:
+                lower, chosen = value, target
+        self._lower_delta = chosen
+        try:
+            with zcdp_lower_target(chosen):
+                return self._refined_interval(target_delta, lower, upper, refinement)
+        finally:
+            self._lower_delta = None
+
+    def _lower_with(self, target: float, target_delta: float, refinement: int) -> float:
+        """The lower end with every zCDP leaf's lower side the mixture chosen for ``target``
+        (:func:`.families.zcdp.lower_mixture`)."""
+        self._lower_delta = target
+        try:
+            with zcdp_lower_target(target):
+                return self._epsilon(target_delta, pessimistic=False, refinement=refinement)
+        finally:
+            self._lower_delta = None
+
+    def _lower_targets(self, target_delta: float) -> list[float]:
+        """Deltas to choose zCDP leaves' lower mixtures for: the target over each sampling rate r a zCDP leaf
+        sits under (its own delta is about that much larger) and over sqrt(r) (1 when unsampled: the target);
+        none without zCDP leaves. Each gives a lower bound; the largest is kept."""
+        rates: set[float] = set()
+
+        def visit(leaf: Leaf, rate: float) -> None:
+            rate *= leaf.q if leaf.sampling in ("poisson", "wor") else 1.0
+            if leaf.kind == "zcdp":
+                rates.add(rate)
+            for sub, _ in leaf.inner:
+                visit(sub, rate)
+
+        for leaf in self._leaves:
+            visit(leaf, 1.0)
+        targets = {target_delta / rate for rate in rates} | {target_delta / math.sqrt(rate) for rate in rates}
+        return sorted(t for t in targets if 0.0 < t < 0.05)
+
+    def _refined_interval(self, target_delta: float, lower: float, upper: float, refinement: int
+                          ) -> tuple[float, float]:
+        """The lower end's grid halved while it trails the upper end (see :meth:`epsilon_interval`)."""
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
                and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
@@ -441,7 +492,8 @@ class PLDAccountant(AttackRiskReadouts):
             # tilted read-out answers, the plain one only where tilting gives nothing finite
             tilted = self._with_tilted(math.inf, target_delta, True)
             if math.isfinite(tilted):
-                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
+                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                           self._zcdp_epsilon(target_delta))
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -459,7 +511,8 @@ class PLDAccountant(AttackRiskReadouts):
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
             value = self._with_tilted(value, target_delta, pessimistic, refinement)
         if pessimistic:
-            return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
+            return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                       self._zcdp_epsilon(target_delta))
         return round_down(value)
 
     def _with_tilted(self, value: float, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
@@ -470,7 +523,7 @@ class PLDAccountant(AttackRiskReadouts):
         into a subsampled leaf's tail) leaves ``value`` as it is."""
         from .pld_tilted import tilted_epsilon
 
-        key = ("tilted", target_delta, pessimistic, refinement)
+        key = ("tilted", target_delta, pessimistic, refinement, None if pessimistic else getattr(self, "_lower_delta", None))
         if key not in self._cache:
             leaves = _merged(self._leaves)
             try:
@@ -511,6 +564,15 @@ class PLDAccountant(AttackRiskReadouts):
         if ("rdp", target_delta) not in self._cache:
             self._cache[("rdp", target_delta)] = leaves_epsilon(self._leaves, self.neighbouring, target_delta)
         return self._cache[("rdp", target_delta)]
+
+    def _zcdp_epsilon(self, target_delta: float) -> float:
+        """The Canonne-Kamath-Steinke conversion of the composition's zCDP parameter when every leaf has one and
+        some leaf is a zCDP step (whose PLD pair, built from that same bound on a grid, charges the grid's float
+        slack as mass at +inf, which matters below delta 1e-9), else inf; an upper bound on the same epsilon."""
+        if not any(leaf.kind == "zcdp" for leaf in self._leaves):
+            return math.inf
+        rho = self.rho()
+        return zcdp_epsilon(rho, target_delta) if math.isfinite(rho) else math.inf
 
     def _delta(self, target_epsilon: float, pessimistic: bool, tilt: bool = True) -> float:
         if not self._leaves:
@@ -597,6 +659,8 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
         key = pessimistic if refinement == 0 else (pessimistic, refinement)
+        if not pessimistic and getattr(self, "_lower_delta", None) is not None:
+            key = (key, "zcdp", self._lower_delta)  # zCDP leaves' lower sides chosen for this delta
         if key not in self._grids:
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement

@@ -32,34 +32,38 @@ _U = 2.0**-53
 _MAX_GROUP_SIZES = 4096  # sampling with replacement: at most this many group sizes (one PLD each)
 _MAX_INNER_FACTOR = 2**20  # the inner composed tree's grid at most this many times coarser than the outer one
 _MAX_INNER_STEP = 0.25  # an inner grid coarser than the outer one is at most this coarse
-_TOP_PROBE_STEP = 1e-2  # grid of the builds that bound the inner leaves' largest finite losses
+_TOP_PROBE_STEP = 1e-2  # grid of the probe composition that finds the inner tree's top loss (inner_top)
+_TOP_TAIL = 1e-13  # inner mass above that top: moved by at most one inner step on the outer grid (inner_factor)
 
 
 @lru_cache(maxsize=256)
 def inner_top(leaf: Leaf, relation: str) -> float:
-    """An upper bound on the largest finite loss (either direction) of a sampled sub-tree's inner composed
-    pessimistic PLD: the sum over its (merged) inner leaves of count times each one's largest finite loss on a
-    probe grid of step _TOP_PROBE_STEP (or 1/2048 of its span), plus that step (a finer grid ends no further
-    out). Only the grid planning reads it (:func:`inner_factor`); no bound depends on it."""
-    total = 0.0
-    for sub, count in merged(Counter(dict(leaf.inner))).items():
-        with np.errstate(all="ignore"):  # a coarse estimate: far-out edge cases are moot
+    """A loss above which a sampled sub-tree's inner composed pessimistic PLD (remove direction) has at most
+    _TOP_TAIL of its mass: read off the inner tree composed on a probe grid of step _TOP_PROBE_STEP (or 1/4096 of
+    the summed leaf spans), plus two probe steps. Only the grid planning reads it (:func:`inner_factor`); no
+    bound depends on it."""
+    inner = merged(Counter(dict(leaf.inner)))
+    with np.errstate(all="ignore"):  # a coarse estimate: far-out edge cases are moot
+        span = 0.0
+        for sub, count in inner.items():
             probe = build_leaf(sub, relation, 64.0, True)
-            span = max(p.pmf.size * p.step for p in probe)
-            step = max(_TOP_PROBE_STEP, span / 2048.0)
-            pair = build_leaf(sub, relation, step, True) if step < 64.0 else probe
-        top = max((p.offset + p.pmf.size - 1) * p.step for p in pair) + pair[0].step
-        total += count * max(top, 0.0)
-    return total
+            span += count * max(p.pmf.size * p.step for p in probe)
+        step = max(_TOP_PROBE_STEP, span / 4096.0)
+        remove, _ = compose_leaves(inner, relation, step, True)
+    tail = np.cumsum(remove.pmf[::-1])[::-1]  # mass at or above each loss
+    above = np.nonzero(tail > _TOP_TAIL)[0]
+    last = int(above[-1]) if above.size else 0
+    return float((remove.offset + last + 2) * step)
 
 
 def inner_factor(leaf: Leaf, relation: str) -> int:
     """How many times coarser than the outer grid a Poisson- (or without-replacement-) sampled sub-tree's
     inner composition is discretised: the largest power of two F <= _MAX_INNER_FACTOR with F w(L) <= 1, where
     w(l) = q e^l / (1 - q + q e^l) is the slope of the sampled loss psi(l) = ln(1 - q + q e^l) in the inner loss l
-    and L bounds the inner losses (:func:`inner_top`; psi is convex, so w is largest there). An inner atom moved
-    by up to F times the outer step then moves its sampled atom by at most one outer step: the inner grid's
-    discretisation costs the sampled PLD no more than the outer grid's own, while the inner composition, whose
+    and L is the inner loss with at most 1e-13 of the inner mass above it (:func:`inner_top`; psi is convex, so w
+    is largest there). An inner atom below L moved by up to F times the outer step then moves its sampled atom
+    by at most one outer step (the rest, at most q 1e-13 of the sampled mass, by at most F outer steps): the inner
+    grid's discretisation costs the sampled PLD about what the outer grid's own does, while the inner composition, whose
     losses span far more than the sampled ones (by about 1/q), needs F times fewer cells. Sampling with
     replacement and Poisson sampling under replace-one (a mixture on the inner grid itself) use F = 1. Every
     F gives a dominating pair (the inner pair on any grid dominates the inner mechanism, and the sampled pair of
@@ -132,7 +136,7 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
     (:func:`..pld_core.subsampling.subsampled_lower_pair`). Its inner pair is the composition of the
     worst-case pairs of the inner leaves whose pair one record attains (families with
     ``sampled_lower_side``: Gaussian, Laplace and their discrete versions at the sensitivity, randomized response,
-    a zCDP step's Gaussian mechanism (its own lower side); nested
+    a zCDP step's own lower side, a mechanism with its guarantee; nested
     Poisson-sampled sub-trees, recursively); the other inner leaves are dropped (ignoring some outputs is
     a post-processing). All of them are attained together by the same record, so the mixture is the pair
     of that record's presence and absence. Under replace-one the record is replaced by one that
