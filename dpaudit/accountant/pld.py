@@ -89,7 +89,7 @@ from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
 from .families.sampled_tree import inner_factor
 from .families.zcdp import lower_target as zcdp_lower_target
-from .leaf_measures import basic_composition, total_rho
+from .leaf_measures import basic_composition, rho_of_leaf, total_rho
 from .leaf_plds import build_leaf, compose_leaves, leaf_loss_moments, leaf_loss_summary, log_mgf_curve
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
@@ -136,6 +136,7 @@ _MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its l
 _MIN_STEP = 1e-7
 _MAX_FINE_LEVELS = 8
 _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most this many times (_screened_epsilon)
+_ZCDP_SHARE = 0.05  # epsilon_interval: zCDP lower mixtures tried where zCDP steps carry this share of rho
 _LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
 
@@ -328,19 +329,36 @@ class PLDAccountant(AttackRiskReadouts):
             self._last_refinement = 0
             return min(lower, upper), upper
         chosen = None  # zCDP leaves: a worse mechanism with the guarantee than the Gaussian, where one helps
-        for target in self._lower_targets(target_delta):
-            try:
+        if lower < (1.0 - INTERVAL_GAP) * upper:
+            target = self._screened_lower_target(target_delta, refinement)
+            if target is not None:
                 value = self._lower_with(target, target_delta, refinement)
-            except UnsupportedEventError:
-                continue
-            if value > lower:
-                lower, chosen = value, target
+                if value > lower:
+                    lower, chosen = value, target
         self._lower_delta = chosen
         try:
             with zcdp_lower_target(chosen):
                 return self._refined_interval(target_delta, lower, upper, refinement)
         finally:
             self._lower_delta = None
+
+    def _screened_lower_target(self, target_delta: float, refinement: int) -> float | None:
+        """The delta (of :meth:`_lower_targets`) whose zCDP lower mixtures give the largest lower end on a grid
+        4 times coarser than ``refinement``'s, if that beats the Gaussian lower sides on the same grid; else None
+        (then the Gaussian's lower end is kept without computing any mixture's on the full grid)."""
+        targets = self._lower_targets(target_delta)
+        if not targets:
+            return None
+        coarse = refinement - 2
+        try:
+            best, chosen = self._epsilon(target_delta, pessimistic=False, refinement=coarse), None
+            for target in targets:
+                value = self._lower_with(target, target_delta, coarse)
+                if value > best:
+                    best, chosen = value, target
+        except UnsupportedEventError:
+            return None
+        return chosen
 
     def _lower_with(self, target: float, target_delta: float, refinement: int) -> float:
         """The lower end with every zCDP leaf's lower side the mixture chosen for ``target``
@@ -355,18 +373,23 @@ class PLDAccountant(AttackRiskReadouts):
     def _lower_targets(self, target_delta: float) -> list[float]:
         """Deltas to choose zCDP leaves' lower mixtures for: the target over each sampling rate r a zCDP leaf
         sits under (its own delta is about that much larger) and over sqrt(r) (1 when unsampled: the target);
-        none without zCDP leaves. Each gives a lower bound; the largest is kept."""
+        only where the zCDP leaves carry at least _ZCDP_SHARE of their (sub-)composition's rho (leaves with no
+        rho, sampled ones, count 0), elsewhere their lower side moves the lower end little. Each gives a lower
+        bound; the largest is kept."""
         rates: set[float] = set()
 
-        def visit(leaf: Leaf, rate: float) -> None:
-            rate *= leaf.q if leaf.sampling in ("poisson", "wor") else 1.0
-            if leaf.kind == "zcdp":
-                rates.add(rate)
-            for sub, _ in leaf.inner:
-                visit(sub, rate)
+        def visit(leaves: Any, rate: float) -> None:
+            rhos = {leaf: count * (leaf.param if leaf.kind == "zcdp" else rho_of_leaf(leaf, self.neighbouring) or 0.0)
+                    for leaf, count in leaves}
+            zcdp = sum(rho for leaf, rho in rhos.items() if leaf.kind == "zcdp")
+            if zcdp > 0 and zcdp >= _ZCDP_SHARE * sum(rhos.values()):
+                rates.update(rate * (leaf.q if leaf.sampling in ("poisson", "wor") else 1.0)
+                             for leaf in rhos if leaf.kind == "zcdp")
+            for leaf, _ in leaves:
+                if leaf.inner:
+                    visit(leaf.inner, rate * (leaf.q if leaf.sampling in ("poisson", "wor") else 1.0))
 
-        for leaf in self._leaves:
-            visit(leaf, 1.0)
+        visit(self._leaves.items(), 1.0)
         targets = {target_delta / rate for rate in rates} | {target_delta / math.sqrt(rate) for rate in rates}
         return sorted(t for t in targets if 0.0 < t < 0.05)
 

@@ -79,7 +79,7 @@ def lower_target(delta: float | None) -> Iterator[None]:
 
 def _log_rr_moment(eps: float, t: np.ndarray) -> np.ndarray:
     """ln E_Q[(P/Q)^alpha], alpha = t + 1, of binary randomized response at ``eps`` (symmetric pair)."""
-    log_p, log_1p = -math.log1p(math.exp(-eps)), -math.log1p(math.exp(eps))
+    log_p, log_1p = -float(np.logaddexp(0.0, -eps)), -float(np.logaddexp(0.0, eps))
     a = t + 1.0
     return np.logaddexp(a * log_p - t * log_1p, a * log_1p - t * log_p)
 
@@ -109,7 +109,8 @@ def is_zcdp_mixture(rho: float, w: float, eps: float, rho1: float) -> bool:
     if t[-1] < (eps - rho) / (2.0 * rho):
         return False
     u = t * (t + 1.0)
-    lhs = w * np.expm1(_log_rr_moment(eps, t[1:]) - u[:-1] * rho)
+    with np.errstate(over="ignore"):  # an overflow to inf fails the check, as it should
+        lhs = w * np.expm1(_log_rr_moment(eps, t[1:]) - u[:-1] * rho)
     rhs = (1.0 - w) * -np.expm1(-u[:-1] * gap)
     if not np.all(lhs <= rhs * (1.0 - 1e-6)):
         return False
@@ -121,14 +122,15 @@ def is_zcdp_mixture(rho: float, w: float, eps: float, rho1: float) -> bool:
 
 
 def _mixture_delta(rho1: float, w: float, eps2: float, e: float) -> float:
-    from scipy.special import ndtr  # local: scipy.special only for the choice of the lower mixture
+    """delta(e) of the mixture (Gaussian of rho1 w.p. 1 - w, binary randomized response at eps2 w.p. w)."""
+    from scipy.special import log_ndtr, ndtr  # local: scipy.special only for the choice of the lower mixture
 
     mu = math.sqrt(2.0 * rho1)
     gauss = 0.0
     if mu > 0:
-        gauss = float(ndtr(-e / mu + mu / 2) - math.exp(e) * ndtr(-e / mu - mu / 2))
-    p = 1.0 / (1.0 + math.exp(-eps2))
-    return (1.0 - w) * max(gauss, 0.0) + w * max(0.0, p - math.exp(e) * (1.0 - p))
+        gauss = float(ndtr(-e / mu + mu / 2) - math.exp(min(700.0, e + float(log_ndtr(-e / mu - mu / 2)))))
+    rr = 0.0 if e >= eps2 else -math.expm1(e - eps2) / (1.0 + math.exp(-eps2))
+    return (1.0 - w) * max(gauss, 0.0) + w * max(0.0, rr)
 
 
 @lru_cache(maxsize=256)
@@ -154,12 +156,12 @@ def lower_mixture(rho: float, delta: float) -> tuple[float, float, float] | None
 
     best, best_eps = None, epsilon(rho, 1e-300, 0.0) if rho > 0 else 0.0
     for w in np.minimum(delta * np.geomspace(10.0, 1000.0, 5), 0.5 * np.geomspace(0.01, 1.0, 5)):
-        for frac in (0.3, 0.6, 0.8, 0.95):
+        for frac in (0.6, 0.8, 0.95):
             rho1 = rho * (1.0 - frac)
             lo, hi = 0.0, max(1.0, 4.0 * (rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))))
             if not is_zcdp_mixture(rho, float(w), 1e-9, rho1):
                 continue
-            for _ in range(30):
+            for _ in range(24):
                 mid = 0.5 * (lo + hi)
                 lo, hi = (mid, hi) if is_zcdp_mixture(rho, float(w), mid, rho1) else (lo, mid)
             if lo <= 0.0:
