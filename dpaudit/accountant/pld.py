@@ -95,8 +95,8 @@ from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_epsilon, leaves_rdp
-from .zcdp import zcdp_epsilon
 from .risk import AttackRiskReadouts
+from .zcdp import zcdp_delta, zcdp_epsilon
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "TARGET_EXCESS",
            "PLANNING_DELTA", "SMALL_DELTA",
@@ -628,6 +628,8 @@ class PLDAccountant(AttackRiskReadouts):
             except AccountingTooLargeError:
                 tilted = 1.0
             value = min(value, tilted)
+        if pessimistic and any(leaf.kind == "zcdp" for leaf in self._leaves) and math.isfinite(self.rho()):
+            value = min(value, zcdp_delta(self.rho(), target_epsilon))  # as in _zcdp_epsilon
         return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
     def _basic_delta(self, target_epsilon: float) -> float:
