@@ -5,7 +5,9 @@ A sampled sub-tree that is not a single base event (``PoissonSampled(q, Composed
 (:mod:`.event_tree` builds it). Its PLD pair: the inner tree's composed PLD pair, then the pair of the
 sampled mechanism built from it (:mod:`..pld_core.subsampling`); with replacement, the mixture over how
 often the differing record is drawn of the inner tree's group-privacy PLDs (each inner family's
-``group``). Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
+``group``). Under Poisson sampling (add/remove) and sampling without replacement the inner tree is composed
+on its own grid, coarser than the outer one by the slope of the sampled loss (:func:`inner_factor`), and
+the sampled pair is placed on the outer grid. Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
 PLDs over the inner leaves whose worst-case pair one record attains (:func:`_tree_lower`). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
 :class:`~dpaudit.accountant.RDPAccountant`.
 """
