@@ -391,7 +391,7 @@ class PLDAccountant(AttackRiskReadouts):
 
         visit(self._leaves.items(), 1.0)
         targets = {target_delta / rate for rate in rates} | {target_delta / math.sqrt(rate) for rate in rates}
-        return sorted(t for t in targets if 0.0 < t < 0.05)
+        return sorted(t for t in targets if 0.0 < t < 0.1)
 
     def _refined_interval(self, target_delta: float, lower: float, upper: float, refinement: int
                           ) -> tuple[float, float]:
