@@ -33,13 +33,15 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool,
     losses = inner.losses
     keep = inner.pmf > 0
     l, p = losses[keep], inner.pmf[keep]
-    if pessimistic and l.size and l[0] < _LOW_CUT:
-        # raise the losses below _LOW_CUT to it (pessimistic, as in GridPLD.truncate): Q-mass errors are
-        # the P-mass errors times e^{-l}, so this caps their amplification at e^{-_LOW_CUT}; after
-        # subsampling such outcomes sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
-        low = l < _LOW_CUT
+    # raise the losses below a cut to it (pessimistic, as in GridPLD.truncate): Q-mass errors are the P-mass
+    # errors times e^{-l}, so this caps their amplification at e^{-cut}; after subsampling such outcomes sit
+    # within q e^{cut} / (1-q) of ln(1-q) anyway, at most one cell of the output grid: the cut is
+    # ln(step / q), within [_LOW_CUT, 0]
+    cut = min(0.0, max(_LOW_CUT, math.log(step / q)))
+    if pessimistic and l.size and l[0] < cut:
+        low = l < cut
         moved = float(p[low].sum())
-        l = np.append(_LOW_CUT, l[~low])
+        l = np.append(cut, l[~low])
         p = np.append(moved, p[~low])
     log_q_mass = np.log(p) - l
     q_mass = np.exp(log_q_mass)
