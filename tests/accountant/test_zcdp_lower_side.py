@@ -72,3 +72,15 @@ def test_zcdp_interval_is_tight_at_small_delta(delta):
     assert lower <= zcdp_epsilon(rho, delta)  # below the Canonne-Kamath-Steinke upper bound (sound)
     assert lower <= upper
     assert upper - lower <= 0.015 * upper
+
+
+def test_lower_mixtures_are_tried_for_the_delta_a_zcdp_step_sees_and_only_where_it_matters():
+    from dpaudit.events import Composed, Gaussian, Laplace, PoissonSampled
+
+    q = 0.01 * 0.02
+    nested = PLDAccountant().compose(PoissonSampled(0.01, PoissonSampled(0.02, Composed([ZCDP(0.01), Laplace(7.0)]))))
+    assert nested._lower_targets(1e-8) == pytest.approx(sorted([1e-8 / q, 1e-8 / math.sqrt(q)]))
+    # a zCDP step carrying under 5% of the rho: its lower side barely moves the lower end; none tried
+    small = PLDAccountant().compose(PoissonSampled(0.01, Composed([ZCDP(0.001), Gaussian(0.7)])))
+    assert small._lower_targets(1e-8) == []
+    assert PLDAccountant().compose(Gaussian(1.0))._lower_targets(1e-8) == []
