@@ -103,13 +103,16 @@ def leaf_loss_moments(leaf: Leaf, relation: str, pessimistic: bool = True) -> tu
     return leaf_loss_summary(leaf, relation, pessimistic)[:3]
 
 
-def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams: np.ndarray | None = None
+def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams: np.ndarray | None = None,
+                      min_step: float = 0.0
                       ) -> tuple[float, float, float, tuple[np.ndarray, np.ndarray, float, float] | None]:
     """:func:`leaf_loss_moments` and, at each tilt in ``lams``, ln M(lam), the log moment generating function
     of each direction's finite losses (:func:`log_mgf_curve`), with each direction's mass at +inf: (remove
     curve, add curve, remove inf mass, add inf mass), from the same discretisation (None without ``lams``).
-    Of the pessimistic PLD, a dominating pair's, the curves are upper bounds (Chernoff bounds from them hold)."""
-    step = 2e-3
+    Of the pessimistic PLD, a dominating pair's, the curves are upper bounds (Chernoff bounds from them hold).
+    ``min_step``: no build on a finer grid (a sampled sub-tree whose inner composition would need too many cells
+    there; its summary then rests on fewer than 500 cells)."""
+    step = max(2e-3, min_step)
     # a leaf whose losses span more than _WIDE (little noise) starts at its own scale, measured on a coarse grid
     # first: one build at 2e-3 would hold up to ~10^9 cells. (A coarse grid widens a span by a few of its cells,
     # more for a composed sub-tree, so only spans far beyond the usual trigger it.)
@@ -117,14 +120,14 @@ def leaf_loss_summary(leaf: Leaf, relation: str, pessimistic: bool = True, lams:
         probe = build_leaf(leaf, relation, _PROBE_STEP, pessimistic)
     wide = max(_span(probe[0]), _span(probe[1]))
     if wide > _WIDE:
-        step = wide / 1500.0
+        step = max(wide / 1500.0, min_step)
     for _ in range(6):
         remove, add = build_leaf(leaf, relation, step, pessimistic)
         span = max(_span(remove), _span(add))
         cells = span / step
-        if 500 <= cells <= 20000 or step < 1e-12:
+        if 500 <= cells <= 20000 or step < 1e-12 or (cells < 500 and step <= min_step):
             break
-        step = max(span / 1500.0, 1e-13)
+        step = max(span / 1500.0, 1e-13, min_step)
     means, variances = [], []
     for pld in (remove, add):
         l, p = pld.losses, pld.pmf

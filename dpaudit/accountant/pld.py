@@ -87,13 +87,16 @@ from ..errors import AccountingTooLargeError, UnsupportedEventError
 from ..events import PrivacyEvent, check_event, check_neighbouring
 from .closed_form import fraction_up
 from .event_tree import Leaf, flatten
-from .leaf_measures import basic_composition, total_rho
+from .families.sampled_tree import inner_factor
+from .families.zcdp import lower_target as zcdp_lower_target
+from .leaf_measures import basic_composition, rho_of_leaf, total_rho
 from .leaf_plds import build_leaf, compose_leaves, leaf_loss_moments, leaf_loss_summary, log_mgf_curve
 from .leaf_plds import merged as _merged
 from .pld_core.grid import GridPLD
 from .registry import FAMILIES, relation_scale
 from .rdp import leaves_epsilon, leaves_rdp
 from .risk import AttackRiskReadouts
+from .zcdp import zcdp_delta, zcdp_epsilon
 
 __all__ = ["PLDAccountant", "CELLS_PER_STANDARD_DEVIATION", "FINAL_CELLS_PER_STANDARD_DEVIATION", "TARGET_EXCESS",
            "PLANNING_DELTA", "SMALL_DELTA",
@@ -133,6 +136,7 @@ _MAX_INNER_CELLS = 2**18  # the inner composed tree of a sampled sub-tree (its l
 _MIN_STEP = 1e-7
 _MAX_FINE_LEVELS = 8
 _SCREEN_MAX_FACTOR = 16  # direction screening only for leaves refined at most this many times (_screened_epsilon)
+_ZCDP_SHARE = 0.05  # epsilon_interval: zCDP lower mixtures tried where zCDP steps carry this share of rho
 _LEAF_FRACTION = 0.25  # upper bound: leaves on a grid between this fraction and twice it of the one-grid step
 
 
@@ -215,7 +219,7 @@ class PLDAccountant(AttackRiskReadouts):
         """Each merged leaf's :func:`.leaf_plds.leaf_loss_summary` (pessimistic, with its log-MGF curves at
         the planning tilts), computed once per composition."""
         if "summaries" not in self._cache:
-            self._cache["summaries"] = {leaf: leaf_loss_summary(leaf, self.neighbouring, True, _PLAN_LAMBDAS)
+            self._cache["summaries"] = {leaf: _summary(leaf, self.neighbouring, True, _PLAN_LAMBDAS)
                                         for leaf in _merged(self._leaves)}
         return self._cache["summaries"]
 
@@ -302,7 +306,10 @@ class PLDAccountant(AttackRiskReadouts):
         (Poisson subsampling, at ln(1-q) and -ln(1-q)) cells are merged into groups at exactly a grid ratio
         (:mod:`.pld_core.merging`), which keeps the error second order in the step. A Poisson-sampled
         sub-tree's lower pair is the mixture over one record's inclusion of its inner composed optimistic
-        pair (:mod:`.families.sampled_tree`). While the lower end trails the upper end by more than
+        pair (:mod:`.families.sampled_tree`). A zCDP step's lower side is a mechanism with the guarantee: the
+        Gaussian, or (the larger lower end is kept) a Gaussian / randomized-response mixture proven rho-zCDP
+        chosen for the target delta over each sampling rate above it (:func:`.families.zcdp.lower_mixture`).
+        While the lower end trails the upper end by more than
         :data:`INTERVAL_GAP` its grid is halved (at most :data:`MAX_REFINEMENTS` times, and only while the
         finer PLDs stay below ``_MAX_LOWER_CELLS`` cells); where the planned optimistic grid would be too
         large it is coarsened (by 4 at a time) until it fits, which still gives a lower bound. The grid
@@ -321,6 +328,74 @@ class PLDAccountant(AttackRiskReadouts):
         if self._bounded_range() is not None:  # the exact optimum's own bracket: no grid to refine
             self._last_refinement = 0
             return min(lower, upper), upper
+        chosen = None  # zCDP leaves: a worse mechanism with the guarantee than the Gaussian, where one helps
+        if lower < (1.0 - INTERVAL_GAP) * upper:
+            target = self._screened_lower_target(target_delta, refinement)
+            if target is not None:
+                value = self._lower_with(target, target_delta, refinement)
+                if value > lower:
+                    lower, chosen = value, target
+        self._lower_delta = chosen
+        try:
+            with zcdp_lower_target(chosen):
+                return self._refined_interval(target_delta, lower, upper, refinement)
+        finally:
+            self._lower_delta = None
+
+    def _screened_lower_target(self, target_delta: float, refinement: int) -> float | None:
+        """The delta (of :meth:`_lower_targets`) whose zCDP lower mixtures give the largest lower end on a grid
+        4 times coarser than ``refinement``'s, if that beats the Gaussian lower sides on the same grid; else None
+        (then the Gaussian's lower end is kept without computing any mixture's on the full grid)."""
+        targets = self._lower_targets(target_delta)
+        if not targets:
+            return None
+        coarse = refinement - 2
+        try:
+            best, chosen = self._epsilon(target_delta, pessimistic=False, refinement=coarse), None
+            for target in targets:
+                value = self._lower_with(target, target_delta, coarse)
+                if value > best:
+                    best, chosen = value, target
+        except UnsupportedEventError:
+            return None
+        return chosen
+
+    def _lower_with(self, target: float, target_delta: float, refinement: int) -> float:
+        """The lower end with every zCDP leaf's lower side the mixture chosen for ``target``
+        (:func:`.families.zcdp.lower_mixture`)."""
+        self._lower_delta = target
+        try:
+            with zcdp_lower_target(target):
+                return self._epsilon(target_delta, pessimistic=False, refinement=refinement)
+        finally:
+            self._lower_delta = None
+
+    def _lower_targets(self, target_delta: float) -> list[float]:
+        """Deltas to choose zCDP leaves' lower mixtures for: the target over each sampling rate r a zCDP leaf
+        sits under (its own delta is about that much larger) and over sqrt(r) (1 when unsampled: the target);
+        only where the zCDP leaves carry at least _ZCDP_SHARE of their (sub-)composition's rho (leaves with no
+        rho, sampled ones, count 0), elsewhere their lower side moves the lower end little. Each gives a lower
+        bound; the largest is kept."""
+        rates: set[float] = set()
+
+        def visit(leaves: Any, rate: float) -> None:
+            rhos = {leaf: count * (leaf.param if leaf.kind == "zcdp" else rho_of_leaf(leaf, self.neighbouring) or 0.0)
+                    for leaf, count in leaves}
+            zcdp = sum(rho for leaf, rho in rhos.items() if leaf.kind == "zcdp")
+            if zcdp > 0 and zcdp >= _ZCDP_SHARE * sum(rhos.values()):
+                rates.update(rate * (leaf.q if leaf.sampling in ("poisson", "wor") else 1.0)
+                             for leaf in rhos if leaf.kind == "zcdp")
+            for leaf, _ in leaves:
+                if leaf.inner:
+                    visit(leaf.inner, rate * (leaf.q if leaf.sampling in ("poisson", "wor") else 1.0))
+
+        visit(self._leaves.items(), 1.0)
+        targets = {target_delta / rate for rate in rates} | {target_delta / math.sqrt(rate) for rate in rates}
+        return sorted(t for t in targets if 0.0 < t < 0.1)
+
+    def _refined_interval(self, target_delta: float, lower: float, upper: float, refinement: int
+                          ) -> tuple[float, float]:
+        """The lower end's grid halved while it trails the upper end (see :meth:`epsilon_interval`)."""
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
                and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
@@ -440,7 +515,8 @@ class PLDAccountant(AttackRiskReadouts):
             # tilted read-out answers, the plain one only where tilting gives nothing finite
             tilted = self._with_tilted(math.inf, target_delta, True)
             if math.isfinite(tilted):
-                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
+                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                           self._zcdp_epsilon(target_delta))
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -458,7 +534,8 @@ class PLDAccountant(AttackRiskReadouts):
         if small and target_delta > 0:  # tails bounded analytically (upper) / read out by tilting (lower)
             value = self._with_tilted(value, target_delta, pessimistic, refinement)
         if pessimistic:
-            return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta))
+            return min(_up(value), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                       self._zcdp_epsilon(target_delta))
         return round_down(value)
 
     def _with_tilted(self, value: float, target_delta: float, pessimistic: bool, refinement: int = 0) -> float:
@@ -469,7 +546,7 @@ class PLDAccountant(AttackRiskReadouts):
         into a subsampled leaf's tail) leaves ``value`` as it is."""
         from .pld_tilted import tilted_epsilon
 
-        key = ("tilted", target_delta, pessimistic, refinement)
+        key = ("tilted", target_delta, pessimistic, refinement, None if pessimistic else getattr(self, "_lower_delta", None))
         if key not in self._cache:
             leaves = _merged(self._leaves)
             try:
@@ -511,6 +588,15 @@ class PLDAccountant(AttackRiskReadouts):
             self._cache[("rdp", target_delta)] = leaves_epsilon(self._leaves, self.neighbouring, target_delta)
         return self._cache[("rdp", target_delta)]
 
+    def _zcdp_epsilon(self, target_delta: float) -> float:
+        """The Canonne-Kamath-Steinke conversion of the composition's zCDP parameter when every leaf has one and
+        some leaf is a zCDP step (whose PLD pair, built from that same bound on a grid, charges the grid's float
+        slack as mass at +inf, which matters below delta 1e-9), else inf; an upper bound on the same epsilon."""
+        if not any(leaf.kind == "zcdp" for leaf in self._leaves):
+            return math.inf
+        rho = self.rho()
+        return zcdp_epsilon(rho, target_delta) if math.isfinite(rho) else math.inf
+
     def _delta(self, target_epsilon: float, pessimistic: bool, tilt: bool = True) -> float:
         if not self._leaves:
             return 0.0
@@ -542,6 +628,8 @@ class PLDAccountant(AttackRiskReadouts):
             except AccountingTooLargeError:
                 tilted = 1.0
             value = min(value, tilted)
+        if pessimistic and any(leaf.kind == "zcdp" for leaf in self._leaves) and math.isfinite(self.rho()):
+            value = min(value, zcdp_delta(self.rho(), target_epsilon))  # as in _zcdp_epsilon
         return min(1.0, _up(value), basic_delta) if pessimistic else round_down(value)
 
     def _basic_delta(self, target_epsilon: float) -> float:
@@ -596,6 +684,8 @@ class PLDAccountant(AttackRiskReadouts):
 
     def _plds(self, pessimistic: bool, refinement: int = 0) -> tuple[GridPLD, GridPLD]:
         key = pessimistic if refinement == 0 else (pessimistic, refinement)
+        if not pessimistic and getattr(self, "_lower_delta", None) is not None:
+            key = (key, "zcdp", self._lower_delta)  # zCDP leaves' lower sides chosen for this delta
         if key not in self._grids:
             leaves = _merged(self._leaves)
             step = self.step(pessimistic) / 2**refinement
@@ -712,11 +802,20 @@ class _bounded_size:
 
 
 def _loss_span(leaf: Leaf, relation: str) -> float:
-    """Loss span of a leaf's pessimistic PLD (for a sampled sub-tree: of its inner composed tree, whose PLD
-    is built on the same grid), from :func:`leaf_loss_moments`."""
+    """Loss span of a leaf's pessimistic PLD, from :func:`leaf_loss_moments`, in units of the grid it is built on;
+    for a sampled sub-tree: of its inner composed tree, on a grid ``inner_factor`` times coarser than the outer
+    one (:func:`.families.sampled_tree.inner_factor`), so divided by that factor."""
     if leaf.kind == "tree" and leaf.inner:
-        return sum(count * _loss_span(inner, relation) for inner, count in leaf.inner)
+        inner = sum(count * _loss_span(sub, relation) for sub, count in leaf.inner)
+        return inner / inner_factor(leaf, relation)
     return leaf_loss_moments(leaf, relation, True)[2]
+
+
+def _summary(leaf: Leaf, relation: str, pessimistic: bool, lams: np.ndarray | None) -> Any:
+    """:func:`.leaf_plds.leaf_loss_summary`, for a sampled sub-tree on grids no finer than its inner composition
+    allows (at most _MAX_INNER_CELLS cells there)."""
+    min_step = _loss_span(leaf, relation) / _MAX_INNER_CELLS if leaf.kind == "tree" and leaf.inner else 0.0
+    return leaf_loss_summary(leaf, relation, pessimistic, lams, min_step=min_step)
 
 
 def _leaf_steps(leaf: Leaf) -> int:
@@ -770,8 +869,7 @@ def plan_grid(leaves: Counter[Leaf], relation: str, pessimistic: bool = True,
         if summaries is not None and leaf in summaries:
             mean, var, leaf_span, curves = summaries[leaf]
         else:
-            mean, var, leaf_span, curves = leaf_loss_summary(leaf, relation, pessimistic,
-                                                             _PLAN_LAMBDAS if pessimistic else None)
+            mean, var, leaf_span, curves = _summary(leaf, relation, pessimistic, _PLAN_LAMBDAS if pessimistic else None)
         total_mean += count * mean
         total_var += count * var
         total_count += count

@@ -155,8 +155,10 @@ class RDPAccountant(AttackRiskReadouts):
         if not self._leaves or target_epsilon >= self._pure:
             return 0.0
         a, rho = self.orders, self._rdp
-        log_delta = (a - 1) * (rho - target_epsilon + np.log1p(-1.0 / a)) - np.log(a)
-        return min(1.0, round_up(math.exp(float(np.min(log_delta))), ulps=16))
+        log_delta = float(np.min((a - 1) * (rho - target_epsilon + np.log1p(-1.0 / a)) - np.log(a)))
+        if not log_delta < 0.0:  # the bound is 1 or more (or nan from an infinite curve): delta <= 1 always holds
+            return 1.0
+        return min(1.0, round_up(math.exp(log_delta), ulps=16))
 
     def to_dict(self, target_delta: float) -> dict[str, Any]:
         return {"accountant": "rdp", "neighbouring": self.neighbouring, "target_delta": target_delta,

@@ -9,12 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpaudit.accountant import PLDAccountant, RDPAccountant, epsilon_upper, gdp_delta, gdp_epsilon
+from dpaudit.accountant import PLDAccountant, RDPAccountant, ZCDPAccountant, epsilon_upper, gdp_delta, gdp_epsilon
+from dpaudit.accountant.families.sampled_tree import inner_factor
 from dpaudit.accountant.pld import MAX_CELLS
 from dpaudit.errors import UnsupportedEventError
 from dpaudit.events import (
+    ZCDP,
     BandMF,
     Composed,
+    DiscreteLaplace,
     Gaussian,
     MixtureOfGaussians,
     Laplace,
@@ -97,6 +100,28 @@ def test_nested_sampling_is_planned_in_bounded_cells():
     assert 0 < upper <= rdp * 1.5 and lower <= rdp
     acct._check_cells(acct.leaf_step())  # the planned grid passes the size check
     assert MAX_CELLS >= 2**18
+
+
+def test_a_doubly_sampled_tree_with_a_zcdp_step_is_planned_in_bounded_cells():
+    # its planning once refined the outer grid to the sampled losses' scale (1e-4) and built the inner
+    # composition, zCDP profile included, on it: millions of cells, no answer in 20 minutes
+    tree = PoissonSampled(0.007075, PoissonSampled(0.016447, Composed([ZCDP(0.004772), Laplace(6.96),
+                                                                       DiscreteLaplace(3.011, 1)])))
+    acct = PLDAccountant().compose(tree)
+    lower, upper = acct.epsilon_interval(1e-5)
+    assert 0 < lower <= upper <= 3e-5  # (RDP's bound: 3.5e-3)
+    assert upper - lower <= 0.1 * upper
+    with pytest.raises(UnsupportedEventError, match="subsampled"):
+        ZCDPAccountant().compose(tree)
+    (leaf,) = acct.leaves
+    assert inner_factor(leaf, "add_remove") >= 256  # the inner tree on a grid about 1/(q e^L) times coarser
+    acct._check_cells(acct.leaf_step())
+
+
+def test_rdp_delta_of_a_giant_composition_is_one_not_an_overflow():
+    acct = RDPAccountant().compose(SelfComposed(PoissonSampled(0.01, Gaussian(1.0)), 10**15))
+    assert acct.delta(1.0) == 1.0
+    assert 0.0 < acct.delta(1e12) < 1e-300  # far beyond the curve: tiny, still rounded up from 0
 
 
 # ------------------------------------------------------------------ fuzz (bounded; 200 trees in the benchmark)

@@ -15,6 +15,7 @@ from scipy.stats import binom
 
 import dpaudit.accountant.pld as pld_module
 from dpaudit.accountant import PLDAccountant, RDPAccountant
+from dpaudit.accountant.families.sampled_tree import inner_factor
 from dpaudit.accountant.pld_core.merging import merge_onto_grid
 from dpaudit.errors import UnsupportedEventError
 from dpaudit.events import ZCDP, Composed, Gaussian, Laplace, PoissonSampled, PureDP, SelfComposed
@@ -71,6 +72,19 @@ def test_sampled_tree_lower_end_is_tight(q, eps0, k, runs, q_inner):
     exact = _exact_epsilon(*_sampled_rr_pair(q, eps0, k, q_inner), runs, DELTA)
     lower, _ = PLDAccountant().compose(tree).epsilon_interval(DELTA)
     assert exact > 0 and lower >= 0.99 * exact
+
+
+@pytest.mark.parametrize("q, delta", [(0.002, 1e-8), (0.0005, 1e-10)])
+def test_a_sub_tree_composed_on_a_coarser_inner_grid_brackets_the_exact_epsilon_tightly(q, delta):
+    # at these rates the inner tree is composed on a grid 32 and 128 times coarser than the sampled pair's
+    tree = SelfComposed(PoissonSampled(q, SelfComposed(PureDP(0.8), 3)), 2)
+    exact = _exact_epsilon(*_sampled_rr_pair(q, 0.8, 3, None), 2, delta)
+    acct = PLDAccountant().compose(tree)
+    (leaf,) = acct.leaves
+    assert inner_factor(leaf, "add_remove") >= 32
+    lower, upper = acct.epsilon_interval(delta)
+    assert lower <= exact * (1 + 1e-9) <= upper * (1 + 2e-9)
+    assert upper - lower <= 0.01 * upper
 
 
 @pytest.mark.parametrize("tree", [

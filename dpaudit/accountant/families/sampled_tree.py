@@ -5,7 +5,9 @@ A sampled sub-tree that is not a single base event (``PoissonSampled(q, Composed
 (:mod:`.event_tree` builds it). Its PLD pair: the inner tree's composed PLD pair, then the pair of the
 sampled mechanism built from it (:mod:`..pld_core.subsampling`); with replacement, the mixture over how
 often the differing record is drawn of the inner tree's group-privacy PLDs (each inner family's
-``group``). Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
+``group``). Under Poisson sampling (add/remove) and sampling without replacement the inner tree is composed
+on its own grid, coarser than the outer one by the slope of the sampled loss (:func:`inner_factor`), and
+the sampled pair is placed on the outer grid. Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
 PLDs over the inner leaves whose worst-case pair one record attains (:func:`_tree_lower`). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
 :class:`~dpaudit.accountant.RDPAccountant`.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,10 +28,68 @@ from ..pld_core.grid import GridPLD
 from ..pld_core.subsampling import subsampled_lower_pair, subsampled_pair
 from ..registry import FAMILIES, Family
 
-__all__ = ["FAMILY"]
+__all__ = ["FAMILY", "inner_factor", "inner_top"]
 
 _U = 2.0**-53
 _MAX_GROUP_SIZES = 4096  # sampling with replacement: at most this many group sizes (one PLD each)
+_MAX_INNER_FACTOR = 2**20  # the inner composed tree's grid at most this many times coarser than the outer one
+_MAX_INNER_STEP = 0.25  # an inner grid coarser than the outer one is at most this coarse
+_TOP_PROBE_STEP = 1e-2  # grid of the probe composition that finds the inner tree's top loss (inner_top)
+_TOP_TAIL = 1e-13  # inner mass above that top: moved by at most one inner step on the outer grid (inner_factor)
+
+
+@lru_cache(maxsize=256)
+def inner_top(leaf: Leaf, relation: str) -> float:
+    """A loss above which a sampled sub-tree's inner composed pessimistic PLD (remove direction) has at most
+    _TOP_TAIL of its mass: read off the inner tree composed on a probe grid of step _TOP_PROBE_STEP (or 1/4096 of
+    the summed leaf spans), plus two probe steps. Only the grid planning reads it (:func:`inner_factor`); no
+    bound depends on it."""
+    inner = merged(Counter(dict(leaf.inner)))
+    with np.errstate(all="ignore"):  # a coarse estimate: far-out edge cases are moot
+        span = 0.0
+        for sub, count in inner.items():
+            probe = build_leaf(sub, relation, 64.0, True)
+            span += count * max(p.pmf.size * p.step for p in probe)
+        step = max(_TOP_PROBE_STEP, span / 4096.0)
+        remove, _ = compose_leaves(inner, relation, step, True)
+    tail = np.cumsum(remove.pmf[::-1])[::-1]  # mass at or above each loss
+    above = np.nonzero(tail > _TOP_TAIL)[0]
+    last = int(above[-1]) if above.size else 0
+    return float((remove.offset + last + 2) * step)
+
+
+def inner_factor(leaf: Leaf, relation: str) -> int:
+    """How many times coarser than the outer grid a Poisson- (or without-replacement-) sampled sub-tree's
+    inner composition is discretised: the largest power of two F <= _MAX_INNER_FACTOR with F w(L) <= 1, where
+    w(l) = q e^l / (1 - q + q e^l) is the slope of the sampled loss psi(l) = ln(1 - q + q e^l) in the inner loss l
+    and L is the inner loss with at most 1e-13 of the inner mass above it (:func:`inner_top`; psi is convex, so w
+    is largest there). An inner atom below L moved by up to F times the outer step then moves its sampled atom
+    by at most one outer step (the rest, at most q 1e-13 of the sampled mass, by at most F outer steps): the inner
+    grid's discretisation costs the sampled PLD about what the outer grid's own does, while the inner composition, whose
+    losses span far more than the sampled ones (by about 1/q), needs F times fewer cells. Sampling with
+    replacement and Poisson sampling under replace-one (a mixture on the inner grid itself) use F = 1. Every
+    F gives a dominating pair (the inner pair on any grid dominates the inner mechanism, and the sampled pair of
+    a dominating pair dominates the sampled mechanism, Zhu, Dong & Wang 2022, Thm 11); F only sets the cost
+    and the tightness."""
+    if leaf.kind != "tree" or not leaf.inner or not (leaf.sampling == "wor" or (
+            leaf.sampling == "poisson" and relation == "add_remove")):
+        return 1
+    top = inner_top(leaf, relation)
+    q = leaf.q
+    log_w = -math.log1p((1.0 - q) / q * math.exp(-min(top, 700.0)))  # ln w(top)
+    factor = 1
+    while factor < _MAX_INNER_FACTOR and math.log(2 * factor) + log_w <= 0.0:
+        factor *= 2
+    return factor
+
+
+def _inner_step(leaf: Leaf, relation: str, step: float) -> float:
+    """The grid step of a sampled sub-tree's inner composition: ``step`` times :func:`inner_factor`, but no
+    coarser than _MAX_INNER_STEP (probe builds on coarse grids) unless ``step`` itself is."""
+    factor = inner_factor(leaf, relation)
+    while factor > 1 and step * factor > _MAX_INNER_STEP:
+        factor //= 2
+    return step * factor
 
 
 def _with_replacement(leaf: Leaf, step: float, pessimistic: bool) -> tuple[GridPLD, GridPLD]:
@@ -77,7 +138,7 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
     (:func:`..pld_core.subsampling.subsampled_lower_pair`). Its inner pair is the composition of the
     worst-case pairs of the inner leaves whose pair one record attains (families with
     ``sampled_lower_side``: Gaussian, Laplace and their discrete versions at the sensitivity, randomized response,
-    a zCDP step's Gaussian mechanism (its own lower side); nested
+    a zCDP step's own lower side, a mechanism with its guarantee; nested
     Poisson-sampled sub-trees, recursively); the other inner leaves are dropped (ignoring some outputs is
     a post-processing). All of them are attained together by the same record, so the mixture is the pair
     of that record's presence and absence. Under replace-one the record is replaced by one that
@@ -88,8 +149,10 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
         attained = Counter({sub: count for sub, count in inner.items() if _attained(sub)})
         if not attained:
             return zero, zero
-        remove, add = compose_leaves(attained, "add_remove", step, False)
-        return subsampled_lower_pair(remove, add, leaf.q)
+        # the inner composition on its own coarser grid (:func:`inner_factor`), the sampled pair on the outer one
+        tree = Leaf("tree", 0.0, 2, "poisson", leaf.q, 0.0, tuple(sorted(attained.items(), key=lambda item: repr(item[0]))))
+        remove, add = compose_leaves(attained, "add_remove", _inner_step(tree, "add_remove", step), False)
+        return subsampled_lower_pair(remove, add, leaf.q, step)
     best, best_mean = None, -math.inf
     for sub in inner:
         if not FAMILIES.of_kind(sub.kind).sampled_lower_side or sub.sampling is not None:
@@ -117,20 +180,20 @@ def _tree_leaf(leaf: Leaf, relation: str, step: float, pessimistic: bool) -> tup
         return _with_replacement(leaf, step, pessimistic)
     if not pessimistic:
         return _tree_lower(inner, leaf, relation, step)
-    if leaf.sampling == "poisson" and relation == "add_remove":
-        remove, _ = compose_leaves(inner, "add_remove", step, True)
-        return (subsampled_pair(remove, q, "remove", True), subsampled_pair(remove, q, "add", True))
+    if leaf.sampling == "poisson" and relation == "add_remove":  # the inner tree on its own grid (inner_factor)
+        remove, _ = compose_leaves(inner, "add_remove", _inner_step(leaf, relation, step), True)
+        return (subsampled_pair(remove, q, "remove", True, step), subsampled_pair(remove, q, "add", True, step))
     if leaf.sampling == "poisson":  # replace-one; joint convexity: a fresh loss-0 outcome w.p. 1-q, the pair w.p. q
         remove, add = compose_leaves(inner, "replace_one", step, True)
         zero = GridPLD(step, 0, np.ones(1), 0.0, 0.0, True)
         one = remove.mixture(zero, q)
         return one, (one if add is remove else add.mixture(zero, q))
     # without replacement, replace-one (Dong, Roth & Su 2022, Thm 4.2, as for single leaves)
-    remove, add = compose_leaves(inner, "replace_one", step, True)
+    remove, add = compose_leaves(inner, "replace_one", _inner_step(leaf, relation, step), True)
     if add is not remove:
         raise UnsupportedEventError("sampling without replacement of a sub-tree whose replace-one pair is not "
                                     "symmetric is not supported")
-    one = symmetrise(subsampled_pair(remove, q, "remove", True))
+    one = symmetrise(subsampled_pair(remove, q, "remove", True, step))
     return one, one
 
 

@@ -20,23 +20,28 @@ _LOW_CUT = -4.0  # sampled sub-trees: inner losses below it are raised to it (up
 _U = 2.0**-53
 
 
-def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool) -> GridPLD:
+def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool,
+                    step: float | None = None) -> GridPLD:
     """The Poisson-subsampled pair of a composed inner pair given by its PLD (P-masses p at losses l, Q-mass
     e^{-l} p, the rest of Q, r = 1 - sum e^{-l} p, at loss -inf; P-mass at +inf): "remove" is
     (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q) for r), "add" is
     (Q, q P + (1-q) Q) with losses -psi(l) (Zhu, Dong & Wang 2022, Thm 11: this holds for any dominating
-    pair of the inner mechanism, in particular a composition). Every atom is then put on the grid keeping
-    its P- and Q-mass (pessimistic) or rounded down (optimistic)."""
+    pair of the inner mechanism, in particular a composition). Every atom is then put on the grid of
+    ``step`` (default the inner grid's; any step: the atoms are placed one by one) keeping its P- and
+    Q-mass (pessimistic) or rounded down (optimistic)."""
+    step = inner.step if step is None else step
     losses = inner.losses
     keep = inner.pmf > 0
     l, p = losses[keep], inner.pmf[keep]
-    if pessimistic and l.size and l[0] < _LOW_CUT:
-        # raise the losses below _LOW_CUT to it (pessimistic, as in GridPLD.truncate): Q-mass errors are
-        # the P-mass errors times e^{-l}, so this caps their amplification at e^{-_LOW_CUT}; after
-        # subsampling such outcomes sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
-        low = l < _LOW_CUT
+    # raise the losses below a cut to it (pessimistic, as in GridPLD.truncate): Q-mass errors are the P-mass
+    # errors times e^{-l}, so this caps their amplification at e^{-cut}; after subsampling such outcomes sit
+    # within q e^{cut} / (1-q) of ln(1-q) anyway, at most one cell of the output grid: the cut is
+    # ln(step / q), within [_LOW_CUT, 0]
+    cut = min(0.0, max(_LOW_CUT, math.log(step / q)))
+    if pessimistic and l.size and l[0] < cut:
+        low = l < cut
         moved = float(p[low].sum())
-        l = np.append(_LOW_CUT, l[~low])
+        l = np.append(cut, l[~low])
         p = np.append(moved, p[~low])
     log_q_mass = np.log(p) - l
     q_mass = np.exp(log_q_mass)
@@ -58,9 +63,9 @@ def subsampled_pair(inner: GridPLD, q: float, direction: str, pessimistic: bool)
         atom_masses = np.append(q_mass, rest)
         inf_mass = 0.0
     if pessimistic:
-        pld = from_atoms(inner.step, atoms, atom_masses, inf_mass, True)
+        pld = from_atoms(step, atoms, atom_masses, inf_mass, True)
         return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, True)
-    return _merged_atoms(inner.step, atoms, atom_masses, inf_mass)
+    return _merged_atoms(step, atoms, atom_masses, inf_mass)
 
 
 def _rounding(losses: np.ndarray, masses: np.ndarray) -> float:
@@ -78,7 +83,8 @@ def _rounding(losses: np.ndarray, masses: np.ndarray) -> float:
     return 8 * _U * float(np.dot(weight, size)) * (1 + 1e-3)
 
 
-def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float) -> tuple[GridPLD, GridPLD]:
+def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float,
+                          step: float | None = None) -> tuple[GridPLD, GridPLD]:
     """Optimistic (remove, add) PLDs of the Poisson-subsampled pair from the optimistic PLDs of the inner
     pair (P, Q) in both directions: "remove" (q P + (1-q) Q, Q) from the inner "remove" PLD, "add"
     (Q, q P + (1-q) Q) from the inner "add" PLD (losses m = ln dQ/dP under Q: the mixture's loss is
@@ -93,18 +99,19 @@ def subsampled_lower_pair(remove: GridPLD, add: GridPLD, q: float) -> tuple[Grid
     (1-q) Q; that is a merge of the mixture's Q-only outcome ((1-q) r, r) into the raised atom as long as
     the implied Q-masses sum to at most 1, so P-mass is dropped from the lowest losses (where it carries
     the most Q-mass) until they do, float error included; the rest of Q is the Q-only outcome at loss
-    ln(1-q), understated by the float error (dropping first-measure mass is allowed)."""
-    return _lower_remove(remove, q), _lower_add(add, q)
+    ln(1-q), understated by the float error (dropping first-measure mass is allowed). The result is on the
+    grid of ``step`` (default the inner grid's)."""
+    return _lower_remove(remove, q, step or remove.step), _lower_add(add, q, step or add.step)
 
 
-def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
+def _lower_remove(inner: GridPLD, q: float, step: float) -> GridPLD:
     keep = inner.pmf > 0
     l, p = inner.losses[keep], inner.pmf[keep]
     low = l < _LOW_CUT  # dropped: their mixture atoms sit within q e^{_LOW_CUT} / (1-q) of ln(1-q) anyway
     l, p = l[~low], p[~low]
     log_1q, log_qq = math.log1p(-q), math.log(q)
     if l.size == 0:
-        return from_atoms(inner.step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
+        return from_atoms(step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
     q_mass = p * np.exp(-l)  # l >= _LOW_CUT: no overflow
     err_q = inner.error * math.exp(-float(l[0])) + _rounding(l, p)  # bound on the error of sum q_mass
     excess = float(q_mass.sum()) + err_q - 1.0
@@ -112,7 +119,7 @@ def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
         cum = np.cumsum(q_mass)
         cut = int(np.searchsorted(cum, excess))
         if cut >= q_mass.size:
-            return from_atoms(inner.step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
+            return from_atoms(step, np.array([log_1q]), np.array([1.0 - q]), q * inner.inf_mass, False)
         share = min(1.0, (excess - (float(cum[cut - 1]) if cut else 0.0)) / float(q_mass[cut]) * (1 + 16 * _U))
         p = p.copy()
         p[cut] *= 1.0 - share
@@ -121,17 +128,17 @@ def _lower_remove(inner: GridPLD, q: float) -> GridPLD:
     rest = max(0.0, 1.0 - float(q_mass.sum()) - err_q)
     psi = np.logaddexp(log_1q, log_qq + l)
     masses = q * p + (1 - q) * q_mass
-    pld = _merged_atoms(inner.step, np.append(psi, log_1q), np.append(masses, (1 - q) * rest), q * inner.inf_mass)
+    pld = _merged_atoms(step, np.append(psi, log_1q), np.append(masses, (1 - q) * rest), q * inner.inf_mass)
     err = inner.error * (q + (1 - q) * math.exp(-float(l[0]))) + _rounding(l, p)
     return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + err, False)
 
 
-def _lower_add(inner: GridPLD, q: float) -> GridPLD:
+def _lower_add(inner: GridPLD, q: float, step: float) -> GridPLD:
     keep = inner.pmf > 0
     m, u = inner.losses[keep], inner.pmf[keep]
     log_1q = math.log1p(-q)
     atoms = np.append(-np.logaddexp(log_1q, math.log(q) - m), -log_1q)
-    pld = _merged_atoms(inner.step, atoms, np.append(u, inner.inf_mass), 0.0)
+    pld = _merged_atoms(step, atoms, np.append(u, inner.inf_mass), 0.0)
     return GridPLD(pld.step, pld.offset, pld.pmf, pld.inf_mass, pld.error + inner.error + _rounding(m, u), False)
 
 
