@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 distributed = pytest.importorskip("distributed")
+pytestmark = pytest.mark.xdist_group("dask-cluster")  # one worker starts the module's cluster once
 
 import dpaudit  # noqa: E402
 from dpaudit.auditor.dask_backend import DaskBackend, check_worker_versions  # noqa: E402

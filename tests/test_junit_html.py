@@ -79,6 +79,9 @@ def run(capsys, *argv):
     return code, out, err
 
 
+pytestmark = pytest.mark.xdist_group("junit-gate-run")  # one worker runs the module's gate once
+
+
 @pytest.fixture(scope="module")
 def gate_run(tmp_path_factory):
     """One gate run with every outcome (pass, violation, error, budget pass and exceed), all outputs on."""
