@@ -32,6 +32,21 @@ from dpaudit.events import (
 
 SMALL = (1e-10, 1e-15, 1e-20, 1e-30)
 
+# The independent references' brackets [lower, upper] on the exact epsilon, as computed by
+# `_reference_small_delta.reference_epsilons` and `_reference_pld.reference_epsilon` (7 s of CPU;
+# `python -m pytest -m slow` recomputes them in `test_stored_references_are_what_the_references_compute`).
+SMALL_DELTA_REFERENCE = [(2.112789427755736, 2.1628881569711105), (3.639820251867409, 3.689921282782146),
+                         (5.005500448473275, 5.055604603663094), (7.763412903547464, 7.813575329793942)]
+GAUSS_LAPLACE_50_REFERENCE = (3.2039735569040992, 3.208974022610503)  # q 0.05, sigma 1, b 2, 50 steps, delta 1e-5
+WOR_REFERENCE = {1: (6.2399530603226045, 6.240053067267811), 5: (8.461530535795768, 8.462032103838503)}
+
+
+@pytest.mark.slow
+def test_stored_references_are_what_the_references_compute():
+    assert reference_epsilons(0.01, 1.0, 100, SMALL) == SMALL_DELTA_REFERENCE
+    assert reference_epsilon(0.05, 1.0, 2.0, 50, 1e-5, step=2e-4) == GAUSS_LAPLACE_50_REFERENCE
+    assert {s: reference_epsilon(0.05, 0.5, 1.0, s, 1e-5, step=2e-4) for s in (1, 5)} == WOR_REFERENCE
+
 
 def dpsgd(q: float, sigma: float, steps: int) -> SelfComposed:
     return SelfComposed(PoissonSampled(q, Gaussian(sigma)), steps)
@@ -41,7 +56,7 @@ def dpsgd(q: float, sigma: float, steps: int) -> SelfComposed:
 def test_small_delta_100_steps_against_mpmath_reference():
     """Target: finite at delta in {1e-10, ..., 1e-30} (100 DP-SGD steps, q = 0.01, sigma = 1), never below
     the reference's lower bound on the exact value, within 1% of its upper bound."""
-    refs = reference_epsilons(0.01, 1.0, 100, SMALL)
+    refs = SMALL_DELTA_REFERENCE
     acct = PLDAccountant().compose(dpsgd(0.01, 1.0, 100))
     for delta, (ref_lower, ref_upper) in zip(SMALL, refs):
         assert ref_lower <= ref_upper <= 1.03 * ref_lower  # the reference brackets the exact value
@@ -88,7 +103,7 @@ def test_no_float_warnings_for_large_losses(q, sigma, steps):
 # --------------------------------------------------------------------------- sampled sub-trees
 def test_subsampled_gaussian_laplace_within_0_1_percent_of_fine_grid():
     """Target: PoissonSampled(q, Composed([Gaussian, Laplace])) within 0.1% of an independent fine-grid PLD."""
-    ref_lower, ref_upper = reference_epsilon(0.05, 1.0, 2.0, 50, 1e-5, step=2e-4)
+    ref_lower, ref_upper = GAUSS_LAPLACE_50_REFERENCE
     acct = PLDAccountant().compose(SelfComposed(PoissonSampled(0.05, Composed(Gaussian(1.0), Laplace(2.0))), 50))
     lower, upper = acct.epsilon_interval(1e-5)
     assert ref_lower <= upper <= 1.001 * ref_upper, (upper, ref_lower, ref_upper)
@@ -102,7 +117,7 @@ def test_without_replacement_sub_tree_against_fine_grid():
     bound there."""
     tree = SampledWithoutReplacement(1000, 50, Composed(Gaussian(1.0), Laplace(2.0)))
     for steps, tight in ((1, True), (5, False)):
-        ref_lower, ref_upper = reference_epsilon(0.05, 0.5, 1.0, steps, 1e-5, step=2e-4)
+        ref_lower, ref_upper = WOR_REFERENCE[steps]
         ours = PLDAccountant("replace_one").compose(SelfComposed(tree, steps)).epsilon(1e-5)
         assert ref_lower <= ours, (steps, ours, ref_lower)
         if tight:
