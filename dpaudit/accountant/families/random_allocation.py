@@ -54,7 +54,7 @@ product of 1-of-m_b pairs): RandomAllocation(0.5, 10, 3) 18.296 (floor sizes 18.
 At little noise it gives up about ln(k^k / k!) (the record's outputs fall in distinct
 blocks in a fraction k! / k^k of the partitions). There (s >= _LOG_UPPER_FROM) the remove direction also takes the
 generating-function bound e_k(Y) <= prod_i (1 + u Y_i) / u^k (``_generating_upper_pld``, ours), each end the
-tighter: RandomAllocation(0.2, 10, 3) 73.16 (the reduction 74.63), RandomAllocation(0.3, 1000, 10) 55.7 (72.9). The lower end (ours) is the pair of laws of the statistic T = the sum
+tighter: RandomAllocation(0.2, 10, 3) 73.09 (the reduction 74.63), RandomAllocation(0.3, 1000, 10) 55.61 (72.9). The lower end (ours) is the pair of laws of the statistic T = the sum
 of the Y_i, each cut at one top and rounded to a lattice (k shifted summands under P): one function of the
 outputs whichever steps hold the record, so by
 the data-processing inequality its PLD is dominated by the true one, also after composition. The two laws
