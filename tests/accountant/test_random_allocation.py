@@ -914,3 +914,70 @@ def test_log_statistic_of_the_opposite_record_raises_the_replace_one_lower_end()
     low = family._log_lower_pld(0.5, 2, 1, 1e-3, 1000.0, 1, -0.5).epsilon(1e-6)
     largest = family._max_lower_pld(0.5, 2, 1, "remove", 1e-3, other=-0.5).epsilon(1e-6)
     assert largest < 2.5 < 3.25 <= low <= 3.496
+
+
+@pytest.mark.parametrize("t, k", [(5, 2), (7, 2), (7, 3)])
+def test_one_step_of_each_block_of_uneven_sizes_is_a_uniform_subset(t, k):
+    """The reduction's blocks at their exact sizes (``_blocks``): one uniformly chosen step of each block of a
+    uniformly random partition with those sizes is a uniform k-subset of the t steps (enumerated exactly)."""
+    from collections import Counter
+    from itertools import permutations, product
+
+    from dpaudit.accountant.families.random_allocation import _blocks
+
+    sizes = [steps for steps, count in _blocks(t, k) for _ in range(count)]
+    assert sum(sizes) == t and len(sizes) == k and len(set(sizes)) == 2
+    counts = Counter()
+    for order in permutations(range(t)):  # a uniformly random partition: the blocks of a uniform ordering
+        cuts = np.cumsum([0] + sizes)
+        blocks = [order[cuts[b]:cuts[b + 1]] for b in range(k)]
+        for pick in product(*blocks):
+            counts[frozenset(pick)] += 1
+    assert len(counts) == math.comb(t, k)
+    assert len(set(counts.values())) == 1
+
+
+def test_blocks_keep_their_exact_sizes_only_where_a_step_more_matters():
+    from dpaudit.accountant.families.random_allocation import _EXACT_BLOCKS_MOST_STEPS, _blocks
+
+    assert _blocks(100, 10) == ((10, 10),)
+    assert _blocks(10, 3) == ((3, 2), (4, 1))
+    assert _blocks(5, 3) == ((1, 3),)  # a block of one step is the Gaussian: the fixed allocation's pair decides
+    big = 3 * (_EXACT_BLOCKS_MOST_STEPS + 1) + 1
+    assert _blocks(big, 3) == ((_EXACT_BLOCKS_MOST_STEPS + 1, 3),)
+
+
+def test_reduction_composes_each_block_size_its_number_of_times():
+    from dpaudit.accountant.families import gaussian
+    from dpaudit.accountant.families.random_allocation import _reduced
+    from dpaudit.accountant.leaf import Leaf
+
+    def pld(mu):
+        return gaussian.FAMILY.pld_pair(Leaf("gaussian", mu), "add_remove", 1e-3, True)[0]
+
+    # stand-in PLDs per block size: Gaussians whose squared mu add up under composition
+    reduced = _reduced(lambda steps: pld(1.0 / steps), ((2, 2), (3, 1)))
+    exact = pld(math.sqrt(2 * 0.25 + 1 / 9))
+    for delta in (1e-3, 1e-6):
+        assert reduced.epsilon(delta) >= exact.epsilon(delta) - 1e-9
+        assert reduced.epsilon(delta) <= exact.epsilon(delta) + 0.01
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(mu=st.floats(0.1, 6.0), pessimistic=st.booleans(), error=st.sampled_from([0.0, 1e-9, 3e-7]),
+       inf_mass=st.sampled_from([0.0, 1e-8, 2e-6]))
+def test_ranking_epsilons_match_the_grid_epsilon(mu, pessimistic, error, inf_mass):
+    """The one-pass epsilons that rank candidate PLDs agree with ``GridPLD.epsilon`` (to its last nudges)."""
+    from dpaudit.accountant.families import gaussian
+    from dpaudit.accountant.families.random_allocation import _CHOICE_DELTAS, _ranking_epsilons
+    from dpaudit.accountant.leaf import Leaf
+    from dpaudit.accountant.pld_core.grid import GridPLD
+
+    base = gaussian.FAMILY.pld_pair(Leaf("gaussian", mu), "add_remove", 1e-3, pessimistic)[0]
+    pld = GridPLD(base.step, base.offset, base.pmf * (1 - inf_mass), inf_mass, error, pessimistic)
+    for ranked, target in zip(_ranking_epsilons(pld), _CHOICE_DELTAS):
+        exact = pld.epsilon(target)
+        if math.isinf(exact):
+            assert math.isinf(ranked)
+        else:
+            assert ranked == pytest.approx(exact, rel=1e-9, abs=1e-9)

@@ -47,10 +47,14 @@ uniformly random partition of the t steps into k blocks of at least floor(t/k) s
 permutations of the steps, so uniform), and 1-of-(m + 1) allocation is a mixture over which m steps may hold the
 record of 1-of-m allocation plus a step of pure noise; the pair without the record is common to all components, so by
 the joint convexity of the hockey-stick divergence the mixture is dominated by the k-fold product of 1-of-floor(t/k)
-pairs, in both directions. At little noise it gives up about ln(k^k / k!) (the record's outputs fall in distinct
+pairs, in both directions. The same argument holds for a uniformly random partition into blocks of any fixed sizes
+m_1 + ... + m_k = t (one element of each block is again a uniform k-subset), so where a block has at most
+_EXACT_BLOCKS_MOST_STEPS steps the t mod k blocks of floor(t/k) + 1 steps are kept at their size (``_blocks``; the
+product of 1-of-m_b pairs): RandomAllocation(0.5, 10, 3) 18.296 (floor sizes 18.579), (0.8, 10, 3) 8.796 (9.046).
+At little noise it gives up about ln(k^k / k!) (the record's outputs fall in distinct
 blocks in a fraction k! / k^k of the partitions). There (s >= _LOG_UPPER_FROM) the remove direction also takes the
 generating-function bound e_k(Y) <= prod_i (1 + u Y_i) / u^k (``_generating_upper_pld``, ours), each end the
-tighter: RandomAllocation(0.2, 10, 3) 73.16 (the reduction 74.63), RandomAllocation(0.3, 1000, 10) 55.7 (72.9). The lower end (ours) is the pair of laws of the statistic T = the sum
+tighter: RandomAllocation(0.2, 10, 3) 73.09 (the reduction 74.63), RandomAllocation(0.3, 1000, 10) 55.61 (72.9). The lower end (ours) is the pair of laws of the statistic T = the sum
 of the Y_i, each cut at one top and rounded to a lattice (k shifted summands under P): one function of the
 outputs whichever steps hold the record, so by
 the data-processing inequality its PLD is dominated by the true one, also after composition. The two laws
@@ -100,7 +104,9 @@ the count's 0.01215, upper end 0.017228).
 Each direction takes whichever of its lower PLDs has the larger epsilon at most of delta in {1e-5, 1e-6, 1e-7}:
 each is a lower PLD, so the choice only decides tightness. The sum statistic's laws are long, and slow to build,
 for many shifted summands, many steps and at little noise, so for k > 1 they are built only at z > 0.5
-(_MAX_PAIR_ONLY_FROM), k <= _STATISTIC_MOST_SELECTED and t <= _STATISTIC_MOST_STEPS. Where they are skipped the max
+(_MAX_PAIR_ONLY_FROM), k <= _STATISTIC_MOST_SELECTED and t <= _STATISTIC_MOST_STEPS (any t at z >= 0.8, where the sum
+statistic is the lower end with much noise and many steps: z = 2, t = 10^6, k = 10 0.016998 against the log statistic's
+0.016325, upper end 0.017234). Where they are skipped the max
 or count pair won at every point checked but two (t = 367367, k = 27, z = 0.56: 1.44 against 1.48; t = 99999,
 k = 50, z = 0.8: 0.88 against 1.33).
 
@@ -174,7 +180,9 @@ _COUNT_SD = 20.0  # ... each binomial kept within this many standard deviations 
 _COUNT_WORK = 50_000_000  # ... a threshold whose two binomials' windows multiply to more is skipped
 _STATISTIC_MOST_SELECTED = 64  # the sum statistic's laws (long for many shifted summands) only for k up to this
 _STATISTIC_MOST_STEPS = 50_000  # ... and t up to this (RandomAllocation(0.56, 367367, 27): 3.8 s for 1.48 against
-# the largest output's 1.44)
+# the largest output's 1.44), or any t at s <= this (z >= 0.8), where it beats the log statistic at t = 10^6, k = 10:
+_STATISTIC_ANY_STEPS_UPTO = 1.25  # z = 2 0.016998 (log statistic 0.016325), z = 0.8 0.069024 (0.06766), 6-21 s
+_EXACT_BLOCKS_MOST_STEPS = 100  # k > 1: the reduction's blocks take their exact sizes up to this many steps each
 _BINOMIAL_ERROR = 1e-10  # relative error taken for scipy.stats.binom.pmf (measured: at most 2.5e-12 for t <= 2e6)
 _LARGEST_CELLS = 1 << 20  # slices of the largest output, the add direction's upper end
 _LARGEST_PROBE_STEP = 1e-2  # ... whose epsilon is first compared with the Gaussian's on this grid
@@ -182,7 +190,8 @@ _LOG_SCALES = tuple(10.0 ** (j / 4) for j in range(-12, 17))  # k > 1: the log s
 _LOG_OPPOSITE_MOST_STEPS = 10_000  # ... replace-one (the record replaced by its opposite) up to this many steps
 _LOG_CELLS = 1 << 12  # ... cells of one summand's lattice (its top: the shifted output at s + _LOG_TOP)
 _LOG_SUM_CELLS = 1 << 20  # ... at most about this many cells of the sum's law (a coarser step where it would be longer)
-_LOG_UPPER_CELLS = 1 << 14  # ... the upper end's summand lattice (its bracket's width grows with the step)
+_LOG_UPPER_CELLS = 1 << 18  # ... the upper end's summand lattice (its bracket's width grows with the step: 2^14 cells gave
+# 38.619 at z = 0.2, t = 10^6, k = 3, 2^18 38.553 in 1.7 s)
 _LOG_UPPER_FROM = 2.5  # ... the upper end built for s at least this (z <= 0.4; with more noise the bound
 # e_k <= prod (1 + u Y) / u^k gives up more than the reduction to 1-of-t/k: RandomAllocation(0.8, 100, 3) 4.93 vs 3.82)
 _LOG_TOP = 9.0  # ... the standard score of the shifted output at the summand's top cell (the rest on it)
@@ -812,15 +821,43 @@ def _wins(scores: list[list[float]], larger: bool) -> list[int]:
             for score in scores]
 
 
+def _ranking_epsilons(pld: GridPLD) -> list[float]:
+    """The epsilons of ``pld`` at _CHOICE_DELTAS, to rank PLDs (one pass over the cells of positive loss, where
+    ``GridPLD.epsilon`` reads all of them at each step of a bisection: seconds on the long laws of many steps; the
+    read-out of the chosen PLD is the accountant's). On [l_j+1, l_j] of the losses above 0, in decreasing order,
+    delta(eps) = A_j - e^eps B_j, A_j the mass at +inf and at l_0..l_j (with the error bound on the PLD's side) and
+    B_j the sum of m_i e^-l_i over them."""
+    losses = pld.losses
+    keep = (losses > 0.0) & (pld.pmf > 0.0)
+    l, m = losses[keep][::-1], pld.pmf[keep][::-1]
+    floor_mass = pld.inf_mass + (pld.error if pld.pessimistic else -pld.error)
+    a = floor_mass + np.cumsum(m)
+    b = np.cumsum(m * np.exp(-l))
+    below = np.append(l[1:], 0.0)  # the lower end of each piece
+    at_below = a - np.exp(below) * b  # delta at the lower end of each piece
+    out = []
+    for target in _CHOICE_DELTAS:
+        if floor_mass > target:
+            out.append(math.inf)
+            continue
+        over = np.flatnonzero(at_below > target)
+        if over.size == 0:
+            out.append(0.0)
+            continue
+        j = int(over[0])
+        out.append(float(min(l[j], math.log((a[j] - target) / b[j]))) if b[j] > 0 else float(l[j]))
+    return out
+
+
 def _tightest(candidates: list[GridPLD]) -> GridPLD:
     """Of upper PLDs (each a dominating pair), the one with the smallest epsilon at most of _CHOICE_DELTAS."""
-    wins = _wins([[pld.epsilon(d) for d in _CHOICE_DELTAS] for pld in candidates], larger=False)
+    wins = _wins([_ranking_epsilons(pld) for pld in candidates], larger=False)
     return candidates[int(np.argmax(wins))]
 
 
 def _more_revealing(a: GridPLD, b: GridPLD) -> GridPLD:
     """Of two lower PLDs, the one with the larger epsilon at most of _CHOICE_DELTAS."""
-    wins = _wins([[a.epsilon(d) for d in _CHOICE_DELTAS], [b.epsilon(d) for d in _CHOICE_DELTAS]], larger=True)[0]
+    wins = _wins([_ranking_epsilons(a), _ranking_epsilons(b)], larger=True)[0]
     return a if 2 * wins > len(_CHOICE_DELTAS) else b
 
 
@@ -839,24 +876,43 @@ def _unamplified_tighter(lattice: GridPLD, s: float, k: int) -> bool:
     return all(float(gdp_epsilon(mu, d)) < lattice.epsilon(d) for d in _CHOICE_DELTAS)
 
 
+def _blocks(t: int, k: int) -> tuple[tuple[int, int], ...]:
+    """The blocks of the reduction of k-of-t allocation, as (steps per block, how many blocks): floor(t/k) steps each,
+    or, where a block has at most _EXACT_BLOCKS_MOST_STEPS steps (there one step more is worth ln((m + 1) / m) of
+    the loss at little noise), the exact sizes, t mod k blocks of floor(t/k) + 1 steps (see the docstring)."""
+    m, r = divmod(t, k)
+    if r == 0 or m < 2 or m > _EXACT_BLOCKS_MOST_STEPS:
+        return ((m, k),)
+    return ((m, k - r), (m + 1, r))
+
+
+def _reduced(build, blocks: tuple[tuple[int, int], ...]) -> GridPLD:
+    """The product of the blocks' PLDs (``build(steps)`` the PLD of 1-of-steps allocation): the reduction's pair."""
+    out = None
+    for steps, count in blocks:
+        pld = build(steps)
+        pld = pld if count == 1 else pld.self_compose(count)
+        out = pld if out is None else out.compose(pld)
+    return out
+
+
 def _upper_pld(s: float, t: int, k: int, direction: str, step: float) -> GridPLD:
     """The upper end of one direction: the lattice's, or the Gaussian pair's where that is tighter; in the add
     direction also the largest summand's, where that is tighter still."""
     if t // k == 1:  # 1 of 1 step is the Gaussian itself
         return _unamplified(s, k, step)
+    blocks = _blocks(t, k)
     candidates = []
     try:
         if direction == "add" and _add_lattice_hopeless(s, t // k):
             raise UnsupportedEventError("the add direction's lattice bracket would reach 0")
-        lattice = _bracket_pld(s, t // k, direction, step, True)
-        candidates.append(lattice if k == 1 else lattice.self_compose(k))
+        candidates.append(_reduced(lambda m: _bracket_pld(s, m, direction, step, True), blocks))
         if _unamplified_tighter(candidates[0], s, k):
             candidates = [_unamplified(s, k, step)]
     except UnsupportedEventError:  # no finite loss on the lattice's upper side
         candidates.append(_unamplified(s, k, step))
     if direction == "add" and _largest_may_win(s, t // k):
-        largest = _largest_add_upper(s, t // k, step)
-        candidates.append(largest if k == 1 else largest.self_compose(k))
+        candidates.append(_reduced(lambda m: _largest_add_upper(s, m, step), blocks))
     if direction == "remove" and k > 1 and s >= _LOG_UPPER_FROM:
         candidates.append(_generating_upper_pld(s, t, k, step, _generating_scale(s, t, k), _LOG_UPPER_CELLS))
     return candidates[0] if len(candidates) == 1 else _tightest(candidates)
@@ -879,7 +935,8 @@ def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, o
     directions = [d for d in ("remove", "add") if only in (None, d)]
     plds = {}
     if t // k > 1 and (pessimistic or k == 1):  # the ends built from lattice laws
-        _prefetch_laws(s, t // k, pessimistic)
+        for steps, _ in _blocks(t, k) if pessimistic else ((t, 1),):
+            _prefetch_laws(s, steps, pessimistic)
     for direction in directions:
         if pessimistic:
             plds[direction] = _upper_pld(s, t, k, direction, step)
@@ -891,7 +948,8 @@ def _add_remove_pair(s: float, t: int, k: int, step: float, pessimistic: bool, o
         plds[direction] = _more_revealing(largest, _count_lower_pld(s, t, k, direction, step))
         if direction == "remove":
             plds[direction] = _more_revealing(plds[direction], _log_lower_pld(s, t, k, step, *_log_scale(s, t, k)))
-        if s < _MAX_PAIR_ONLY_FROM and k <= _STATISTIC_MOST_SELECTED and t <= _STATISTIC_MOST_STEPS:  # long laws else
+        if (s < _MAX_PAIR_ONLY_FROM and k <= _STATISTIC_MOST_SELECTED  # long laws else
+                and (t <= _STATISTIC_MOST_STEPS or s <= _STATISTIC_ANY_STEPS_UPTO)):
             plds[direction] = _more_revealing(plds[direction], _statistic_lower_pld(s, t, k, direction, step))
     return plds.get("remove"), plds.get("add")
 
