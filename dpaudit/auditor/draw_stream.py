@@ -4,11 +4,12 @@ The process backend (``backends.py``) starts a stream over a range of items (the
 while this process searches the witness: every worker process claims the next unclaimed item from the low end of the
 range and draws it; before the task that finishes an item is known (the witness), it keeps what it drew (at most
 ``keep`` items per worker), and once it receives the task it finishes what it kept and then draws and finishes further
-items as it claims them, sending back only what the task returns (counts), one message per item. Each map of the task
-over a contiguous range of items takes the items not yet claimed from the top of that range here, so this process and
-the workers meet in the middle with no barrier but the item in progress, and the workers go on into the next map's
-items while this process reads the counts of the last. Claims are two shared integers under one lock: the low end the
-workers take from, and the part of the current map's range this process took (the workers skip it).
+items as it claims them, sending back only what the task returns (counts), in batches sent as soon as this process
+waits for one of their items. Each map of the task over a contiguous range of items takes the items not yet claimed
+from the top of that range here, so this process and the workers meet in the middle with no barrier but the item in
+progress, and the workers go on into the next map's items while this process reads the counts of the last. The claims
+are shared integers under one lock: the low end the workers take from, and the part of the current map's range this
+process took (the workers skip it).
 
 An item seeds its own draw, so its result is the same whichever process finishes it. A worker whose draw or finish of
 an item fails reports the item as failed and claims no more; the map then finishes that item here and so raises the
@@ -34,6 +35,7 @@ SLOTS = 7  # STREAM: the running stream's id (0: none); LOW: the next item the w
 
 _STOP = "stop"
 _FAILED = "failed"  # an item's draw or finish failed in a worker: finish it here (which raises the failure)
+BATCH = 32  # at most this many results per message from a worker
 _WAIT_SECONDS = 0.05  # longest wait for a worker's message before checking whether its process is still alive
 
 # In a worker process: its end of its lane's pipe and the shared claims (set by ``start_worker``).
@@ -48,18 +50,20 @@ def start_worker(channel: Connection, claims: Any, lock: Any) -> None:
     _channel, _claims, _lock = channel, claims, lock
 
 
-def _claim(stream: int) -> int | None:
-    """In a worker: the next item of ``stream`` from the low end (skipping the items this process took), or None."""
+def _claim(stream: int) -> tuple[int | None, int]:
+    """In a worker: the next item of ``stream`` from the low end (skipping the items this process took), or None; and
+    the end of the map this process runs now (the items it waits for are below it)."""
     with _lock:
+        end = int(_claims[END])
         if _claims[STREAM] != stream:
-            return None
+            return None, end
         item = _claims[LOW]
-        if _claims[HIGH] <= item < _claims[END]:
-            item = _claims[END]
+        if _claims[HIGH] <= item < end:
+            item = end
         if item >= _claims[LIMIT]:
-            return None
+            return None, end
         _claims[LOW] = item + 1
-        return int(item)
+        return int(item), end
 
 
 def _receive(stream: int, block: bool) -> Any:
@@ -74,48 +78,78 @@ def _receive(stream: int, block: bool) -> Any:
 
 
 def run_stream(stream: int, draw: Callable[[int], Any], keep: int) -> None:
-    """In a worker: claim and draw the items of ``stream`` until they run out or this process says stop. Before the
-    task arrives, keep at most ``keep`` drawn items (then wait for it); once it arrives, finish the kept items with it
-    and every further one as claimed, sending ``(stream, item, ok, result)`` for each claimed item. After a failure no
-    more items are claimed."""
-    assert _channel is not None
+    """In a worker: claim and draw the items of ``stream`` until they run out or this process closes the claims or
+    says stop. Before the task arrives, keep at most ``keep`` drawn items (then wait for it); once it arrives, finish
+    the kept items with it and every further one as claimed, sending the result of each claimed item (in batches,
+    each sent as soon as this process waits for one of its items). After a failure no more items are claimed."""
     kept: dict[int, Any] = {}
     failed: list[int] = []
     task = message = None
-    while True:
+    results = _Results(stream)
+    while task is None:  # drawing ahead
         if message is None:
             message = _receive(stream, block=False)
-        if message is None and task is None and (failed or len(kept) >= keep):
+        if message is None and (failed or len(kept) >= keep):
             message = _wait_for_task(stream)
         if isinstance(message, str):  # _STOP
             return
-        if message is not None:  # the task: finish what was kept
-            task, message = message, None
-            for item in sorted(kept):
-                _send(stream, item, _finish(task, kept.pop(item), item))
-            for item in failed:
-                _send(stream, item, _FAILED)
-            if failed:
-                return
-        item = _claim(stream)
+        if message is not None:
+            task = message
+            break
+        item, _ = _claim(stream)
         if item is None:
-            if task is not None:
-                return
             message = _wait_for_task(stream)  # nothing left to keep
             continue
-        if task is None:
-            try:
-                kept[item] = draw(item)
-            except Exception:
-                failed.append(item)
-                continue
-            with _lock:
-                _claims[KEPT] += 1
-        else:
-            result = _finish(task, None, item)
-            _send(stream, item, result)
-            if result is _FAILED:
-                return
+        try:
+            kept[item] = draw(item)
+        except Exception:
+            failed.append(item)
+            continue
+        with _lock:
+            _claims[KEPT] += 1
+    order = sorted(kept)  # the task: finish what was kept
+    for index, item in enumerate(order):
+        results.add(item, _finish(task, kept.pop(item), item))
+        with _lock:
+            end = int(_claims[END])
+        if index + 1 == len(order) or order[index + 1] >= end:
+            results.flush()
+    for item in failed:
+        results.add(item, _FAILED)
+    if failed:
+        results.flush()
+        return
+    following = None  # the item after the last one claimed
+    while True:
+        item, end = _claim(stream)
+        if item is None or item != following or item >= end:  # this process may be waiting for what was sent before
+            results.flush()
+        if item is None:
+            return
+        result = _finish(task, None, item)
+        results.add(item, result)
+        if result is _FAILED:
+            results.flush()
+            return
+        following = item + 1
+
+
+class _Results:
+    """In a worker: the results of a stream's items waiting to be sent to this process."""
+
+    def __init__(self, stream: int) -> None:
+        self.stream, self.items = stream, []  # type: tuple[int, list]
+
+    def add(self, item: int, result: Any) -> None:
+        self.items.append((item, result is not _FAILED, None if result is _FAILED else result))
+        if len(self.items) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            assert _channel is not None
+            _channel.send((self.stream, self.items))
+            self.items = []
 
 
 def _wait_for_task(stream: int) -> Any:
@@ -134,11 +168,6 @@ def _finish(task: Any, drawn: Any, item: int) -> Any:
         return task(item) if drawn is None else task.finish(drawn, item)
     except Exception:
         return _FAILED
-
-
-def _send(stream: int, item: int, result: Any) -> None:
-    assert _channel is not None
-    _channel.send((stream, item, result is not _FAILED, None if result is _FAILED else result))
 
 
 def worker_died(first: int, last: int) -> MechanismError:
@@ -269,11 +298,12 @@ class DrawStream:
         """Read every message the workers have sent so far."""
         for channel in self.channels:
             while channel.poll():
-                stream, item, ok, result = channel.recv()
+                stream, batch = channel.recv()
                 if stream == self.stream:
-                    self._results[item] = (ok, result)
-                    if self._progress and item in self._range:
-                        self._progress.advance()
+                    for item, ok, result in batch:
+                        self._results[item] = (ok, result)
+                        if self._progress and item in self._range:
+                            self._progress.advance()
 
     def _await(self, item: int, end: int) -> tuple[bool, Any]:
         """A worker's result for ``item``; (False, None) when no worker will send it (finish it here)."""
