@@ -18,6 +18,7 @@ failure itself, in the order of the items (the first failing item of the map), a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing.connection import Connection, wait
@@ -36,6 +37,7 @@ SLOTS = 7  # STREAM: the running stream's id (0: none); LOW: the next item the w
 _STOP = "stop"
 _FAILED = "failed"  # an item's draw or finish failed in a worker: finish it here (which raises the failure)
 BATCH = 32  # at most this many results per message from a worker
+DRAIN_SECONDS = 0.005  # while this process draws its own items, it reads the workers' results this often
 _WAIT_SECONDS = 0.05  # longest wait for a worker's message before checking whether its process is still alive
 
 # In a worker process: its end of its lane's pipe and the shared claims (set by ``start_worker``).
@@ -236,8 +238,11 @@ class DrawStream:
                 claims[LOW] = claims[END]
             claims[HIGH] = claims[END] = end
         try:
+            drained = time.perf_counter()
             while True:
-                self._drain()
+                if time.perf_counter() - drained > DRAIN_SECONDS:  # keep the pipes from filling (and the bar moving)
+                    self._drain()
+                    drained = time.perf_counter()
                 with self.lock:
                     item = claims[HIGH] - 1
                     if item < max(claims[LOW], first):
