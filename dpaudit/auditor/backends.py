@@ -142,16 +142,20 @@ class ProcessBackend:
             return
         lanes, self._lanes = self._lanes, None
         stream, self._stream, self._started = self._stream, None, False
-        if stream is not None:
-            stream.close()  # the workers claim nothing more
-        for pool in lanes:
-            if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
-                for process in list(getattr(pool, "_processes", {}).values()):
-                    process.terminate()
-        if stream is not None and exc_type is None:
-            stream.stop()
-        for pool in lanes:
-            pool.shutdown(wait=True, cancel_futures=True)
+        try:
+            if stream is not None:
+                stream.close()  # the workers claim nothing more
+                if exc_type is None:
+                    stream.stop()
+        except BaseException:
+            exc_type = True
+            raise
+        finally:
+            for pool in lanes:
+                if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
+                    for process in list(getattr(pool, "_processes", {}).values()):
+                        process.terminate()
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()

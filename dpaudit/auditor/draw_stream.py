@@ -266,11 +266,13 @@ class DrawStream:
                     results.append(here[item])
                 elif failure is not None and item == failure[0]:
                     raise failure[1]
-                elif item < workers_end:
-                    ok, result = self._await(item, end)
-                    results.append(result if ok else task(item))  # a failed item fails here again, with its error
                 else:
-                    results.append(task(item))  # not claimed before the claims closed
+                    ok, result = self._await(item, end) if item < workers_end else (False, None)
+                    if not ok:  # failed in a worker (it fails here again, with its error) or not claimed before the
+                        result = task(item)  # claims closed
+                        if progress and item >= workers_end:
+                            progress.advance()
+                    results.append(result)
             self._served = end
             return results
         except BaseException:
