@@ -266,10 +266,11 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
               "against the control (on a shared machine the CPU columns are the better guide). An audit probes the "
               "mechanism and draws its selection in this process; `workers=w` is this process and w - 1 worker "
               "processes, which draw the certification blocks ahead (kept in their memory) while this process searches "
-              "the witness events and count them once it is known (counts back), while this process draws and counts "
-              "its own share of each look; a map too small to pay for workers (under 0.3 s of blocks, measured) stays "
-              "in this process. Command: `nice python benchmarks/bench_auditor.py --only "
-              "throughput`.", ""]
+              "the witness events and then stream them: the workers claim blocks from the low end, count the kept ones "
+              "once the witness is known and then draw and count further ones (counts back, in batches), while this "
+              "process draws and counts each look's unclaimed blocks from its top, so no look waits for more than the "
+              "block in progress; a map too small to pay for workers (under 0.3 s of blocks, measured) stays in this "
+              "process. Command: `nice python benchmarks/bench_auditor.py --only throughput`.", ""]
     return lines
 
 

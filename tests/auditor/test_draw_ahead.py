@@ -196,3 +196,25 @@ def test_a_worker_process_that_dies_while_streaming_is_a_mechanism_error(monkeyp
     monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
     with pytest.raises(MechanismError, match="worker process died"):
         dpaudit.audit(_exits_in_a_worker, [0.0], [1.0], samples=200_000, seed=0, workers=2)
+
+
+class _Bar:
+    def __init__(self):
+        self.done = 0
+
+    def advance(self, count=1):
+        self.done += count
+
+    def close(self):
+        pass
+
+
+def test_the_progress_bar_advances_once_per_streamed_item(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    bar = _Bar()
+    with ProcessBackend(3, bar) as backend:
+        _measured(backend)
+        backend.draw_ahead("key", _square, range(40), item_bytes=8)
+        for start, end in ((0, 2), (2, 5), (5, 40)):
+            backend.map(Finish("key", _drawn, _kept), range(start, end))
+    assert bar.done == 2 + 40
