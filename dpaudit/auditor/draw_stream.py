@@ -7,7 +7,8 @@ range and draws it; before the task that finishes an item is known (the witness)
 items as it claims them, sending back only what the task returns (counts), in batches sent as soon as this process
 waits for one of their items. Each map of the task over a contiguous range of items takes the items not yet claimed
 from the top of that range here, so this process and the workers meet in the middle with no barrier but the item in
-progress, and the workers go on into the next map's items while this process reads the counts of the last. The claims
+progress (which this process spends drawing the next map's lowest item rather than waiting), and the workers go on
+into the next map's items while this process reads the counts of the last. The claims
 are shared integers under one lock: the low end the workers take from, and the part of the current map's range this
 process took (the workers skip it).
 
@@ -53,18 +54,24 @@ def start_worker(channel: Connection, claims: Any, lock: Any) -> None:
 
 
 def _claim(stream: int) -> tuple[int | None, int]:
-    """In a worker: the next item of ``stream`` from the low end (skipping the items this process took), or None; and
-    the end of the map this process runs now (the items it waits for are below it)."""
-    with _lock:
-        end = int(_claims[END])
-        if _claims[STREAM] != stream:
+    """In a worker: the next item of ``stream`` from the low end, or None; and the end of the map this process runs now
+    (the items it waits for are below it)."""
+    return claim_low(_claims, _lock, stream)
+
+
+def claim_low(claims: Any, lock: Any, stream: int) -> tuple[int | None, int]:
+    """The next item of ``stream`` from the low end (skipping the items this process took in its current map), or None;
+    and the end of that map."""
+    with lock:
+        end = int(claims[END])
+        if claims[STREAM] != stream:
             return None, end
-        item = _claims[LOW]
-        if _claims[HIGH] <= item < end:
+        item = claims[LOW]
+        if claims[HIGH] <= item < end:
             item = end
-        if item >= _claims[LIMIT]:
+        if item >= claims[LIMIT]:
             return None, end
-        _claims[LOW] = item + 1
+        claims[LOW] = item + 1
         return int(item), end
 
 
@@ -267,7 +274,7 @@ class DrawStream:
                 elif failure is not None and item == failure[0]:
                     raise failure[1]
                 else:
-                    ok, result = self._await(item, end) if item < workers_end else (False, None)
+                    ok, result = self._await(item, end, task) if item < workers_end else (False, None)
                     if not ok:  # failed in a worker (it fails here again, with its error) or not claimed before the
                         result = task(item)  # claims closed
                         if progress and item >= workers_end:
@@ -312,9 +319,21 @@ class DrawStream:
                         if self._progress and item in self._range:
                             self._progress.advance()
 
-    def _await(self, item: int, end: int) -> tuple[bool, Any]:
-        """A worker's result for ``item``; (False, None) when no worker will send it (finish it here)."""
+    def _await(self, item: int, end: int, task: Any) -> tuple[bool, Any]:
+        """A worker's result for ``item``; (False, None) when no worker will send it (finish it here). While none has
+        come, this process draws the next item from the low end (a later map's) with ``task`` rather than wait."""
         while item not in self._results:
+            self._drain()
+            if item in self._results:
+                break
+            working = not any(future.done() for future in self._futures)  # (none has died or ended)
+            ahead = claim_low(self.claims, self.lock, self.stream)[0] if working else None
+            if ahead is not None:
+                try:
+                    self._results[ahead] = (True, task(ahead))
+                except Exception:  # its own map finishes it here again, in order
+                    self._results[ahead] = (False, None)
+                continue
             if not wait(self.channels, timeout=_WAIT_SECONDS):
                 for future in self._futures:
                     if future.done() and future.exception() is not None:
@@ -323,5 +342,4 @@ class DrawStream:
                     self._drain()
                     if item not in self._results:
                         return False, None
-            self._drain()
         return self._results.pop(item)
