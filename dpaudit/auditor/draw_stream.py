@@ -8,9 +8,9 @@ items as it claims them, sending back only what the task returns (counts), in ba
 waits for one of their items. Each map of the task over a contiguous range of items takes the items not yet claimed
 from the top of that range here, so this process and the workers meet in the middle with no barrier but the item in
 progress (which this process spends drawing the next map's lowest item rather than waiting), and the workers go on
-into the next map's items while this process reads the counts of the last. The claims
-are shared integers under one lock: the low end the workers take from, and the part of the current map's range this
-process took (the workers skip it).
+into the next map's items while this process reads the counts of the last. The claims are shared integers under one
+lock: the low end the workers take from, and the part of the current map's range this process took (the workers skip
+it).
 
 An item seeds its own draw, so its result is the same whichever process finishes it. A worker whose draw or finish of
 an item fails reports the item as failed and claims no more; the map then finishes that item here and so raises the
