@@ -124,6 +124,7 @@ class ProcessBackend:
         self._stream: DrawStream | None = None
         self._streams = 0  # streams started (their ids)
         self._channels: list[Any] = []  # this process's end of each worker's pipe
+        self._pipes: list[Any] = []  # both ends of every pipe (closed with the backend)
         self._claims: Any = None
         self._lock: Any = None
 
@@ -131,7 +132,7 @@ class ProcessBackend:
         context = multiprocessing.get_context()
         self._claims, self._lock = context.RawArray("q", SLOTS), context.Lock()
         pipes = [context.Pipe() for _ in range(self.workers - 1)]
-        self._channels = [here for here, _ in pipes]
+        self._channels, self._pipes = [here for here, _ in pipes], [end for pipe in pipes for end in pipe]
         self._lanes = [ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start_worker,
                                            initargs=(there, self._claims, self._lock)) for _, there in pipes]
         return self
@@ -156,6 +157,8 @@ class ProcessBackend:
                     for process in list(getattr(pool, "_processes", {}).values()):
                         process.terminate()
                 pool.shutdown(wait=True, cancel_futures=True)
+            for end in self._pipes:
+                end.close()
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()
@@ -165,11 +168,11 @@ class ProcessBackend:
         return results
 
     def draw_ahead(self, key: str, draw: Callable[[int], Any], items: Sequence[int], item_bytes: int) -> None:
-        """Start the workers drawing ``items`` (a range) ahead (``draw(item)``, kept in the memory of the worker that
+        """Start the workers drawing ``items`` (consecutive) ahead (``draw(item)``, kept in the memory of the worker that
         drew it, at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by the maps of a :class:`Finish`
         task with this ``key``, which the workers then also draw and finish as a stream (``draw_stream.py``). Nothing
         is drawn ahead where those maps would run in this process anyway."""
-        items = range(items.start, items.stop) if isinstance(items, range) else range(items[0], items[-1] + 1) if items else range(0)
+        items = range(items[0], items[-1] + 1) if len(items) else range(0)
         if (not self._lanes or not items or self._block_seconds is None
                 or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS):
             return
