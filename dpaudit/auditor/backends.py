@@ -122,6 +122,7 @@ class ProcessBackend:
         self._started = False  # whether any work was sent to the workers
         self._block_seconds: float | None = None  # time per block measured in this process
         self._stream: DrawStream | None = None
+        self._pending: tuple | None = None  # a stream asked for before any block was measured here
         self._streams = 0  # streams started (their ids)
         self._channels: list[Any] = []  # this process's end of each worker's pipe
         self._pipes: list[Any] = []  # both ends of every pipe (closed with the backend)
@@ -142,7 +143,7 @@ class ProcessBackend:
         if self._lanes is None:
             return
         lanes, self._lanes = self._lanes, None
-        stream, self._stream, self._started = self._stream, None, False
+        stream, self._stream, self._started, self._pending = self._stream, None, False, None
         try:
             if stream is not None:
                 stream.close()  # the workers claim nothing more
@@ -165,16 +166,22 @@ class ProcessBackend:
         results = SerialBackend(self.progress).map(task, blocks)
         if blocks:
             self._block_seconds = (time.perf_counter() - started) / len(blocks)
+            if self._pending is not None:  # a block is measured now: decide on the stream waiting for it
+                pending, self._pending = self._pending, None
+                self.draw_ahead(*pending)
         return results
 
     def draw_ahead(self, key: str, draw: Callable[[int], Any], items: Sequence[int], item_bytes: int) -> None:
         """Start the workers drawing ``items`` (consecutive) ahead (``draw(item)``, kept in the memory of the worker that
         drew it, at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by the maps of a :class:`Finish`
         task with this ``key``, which the workers then also draw and finish as a stream (``draw_stream.py``). Nothing
-        is drawn ahead where those maps would run in this process anyway."""
+        is drawn ahead where those maps would run in this process anyway; before a block was measured here, the
+        decision waits for the next block run here (the first of the next map)."""
         items = range(items[0], items[-1] + 1) if len(items) else range(0)
-        if (not self._lanes or not items or self._block_seconds is None
-                or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS):
+        if self._lanes and items and self._block_seconds is None:
+            self._pending = (key, draw, items, item_bytes)
+            return
+        if not self._lanes or not items or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS:
             return
         self._end_stream()
         self._started, self._streams = True, self._streams + 1
@@ -190,19 +197,19 @@ class ProcessBackend:
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         blocks = list(blocks)
-        if self._stream is not None:
-            if self._stream.serves(task, blocks):
-                return self._stream.map(task, blocks, self.progress)
-            self._end_stream()
+        if self._stream is not None and self._stream.serves(task, blocks):
+            return self._stream.map(task, blocks, self.progress)
         if len(blocks) < 2:
             return self._here(task, blocks)
         if self._block_seconds is None:  # measure one block here first
             return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
-        if self._block_seconds * len(blocks) < (MIN_STARTED_SECONDS if self._started else MIN_PARALLEL_SECONDS):
+        small = MIN_STARTED_SECONDS if self._started and self._stream is None else MIN_PARALLEL_SECONDS
+        if self._block_seconds * len(blocks) < small:  # (a map beside a stream runs here unless it is large)
             return self._here(task, blocks)
         if self._lanes is None:
             with self:
                 return self.map(task, blocks)
+        self._end_stream()  # its workers are needed for this map
         self._started = True
         return self._spread(task, blocks)
 
