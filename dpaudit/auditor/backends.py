@@ -108,9 +108,10 @@ class ProcessBackend:
     every map run here), since starting workers and sending them work costs about that; once they run, only maps
     under MIN_STARTED_SECONDS stay here. A sequential audit's early looks and a cheap mechanism's small audits stay
     here; a large certification is shared. Blocks to be counted once a witness is known are drawn ahead by the workers
-    while this process searches it (:meth:`draw_ahead`) and then streamed (``draw_stream.py``): the workers claim the
-    blocks from the low end, keep what they drew until the witness arrives, then count as they draw, and every map of
-    the counting task takes from the top of its range here, with no round trip per chunk or per look. Other maps go in
+    while this process searches it (:meth:`draw_ahead`; other maps meanwhile run here) and then streamed
+    (``draw_stream.py``): the workers claim the blocks from the low end, keep what they drew until the witness arrives,
+    then count as they draw, and every map of the counting task takes from the top of its range here, with no round
+    trip per chunk or per look. Other maps go in
     chunks (about CHUNKS_PER_WORKER per worker per map: few round trips) to whichever worker process is free, or else
     run here. Only what the task returns comes back (counts, for certification). The block seeds itself, so the numbers
     are the same wherever it runs."""
@@ -203,8 +204,9 @@ class ProcessBackend:
             return self._here(task, blocks)
         if self._block_seconds is None:  # measure one block here first
             return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
-        small = MIN_STARTED_SECONDS if self._started and self._stream is None else MIN_PARALLEL_SECONDS
-        if self._block_seconds * len(blocks) < small:  # (a map beside a stream runs here unless it is large)
+        if self._stream is not None and self._stream.task is None:  # the workers draw ahead: this map runs here
+            return self._here(task, blocks)
+        if self._block_seconds * len(blocks) < (MIN_STARTED_SECONDS if self._started else MIN_PARALLEL_SECONDS):
             return self._here(task, blocks)
         if self._lanes is None:
             with self:

@@ -110,7 +110,6 @@ def test_kept_blocks_are_finished_where_they_were_drawn_and_the_rest_drawn_here(
         assert backend.map(Finish("key", _drawn, _kept), items) == [("kept", i * i) for i in items[:12]] + [
             ("drawn", i * i) for i in items[12:]]
         assert backend.map(Finish("key", _drawn, _kept), [3, 4]) == [("drawn", 9), ("drawn", 16)]  # finished once
-        assert backend._stream is None  # a map the stream cannot serve ends it
     with SerialBackend() as serial:
         assert serial.map(Finish("key", _drawn, _kept), [3, 4]) == [("drawn", 9), ("drawn", 16)]
 
@@ -218,3 +217,39 @@ def test_the_progress_bar_advances_once_per_streamed_item(monkeypatch):
         for start, end in ((0, 2), (2, 5), (5, 40)):
             backend.map(Finish("key", _drawn, _kept), range(start, end))
     assert bar.done == 2 + 40
+
+
+def _slow_square(item):
+    time.sleep(0.002)
+    return item * item
+
+
+def test_a_stream_asked_for_before_a_block_was_measured_starts_after_the_next_and_small_maps_leave_it(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.05)
+    with ProcessBackend(2) as backend:
+        backend.draw_ahead("key", _slow_square, range(60), item_bytes=8)  # 60 x 2 ms: worth the workers, once measured
+        assert backend._stream is None
+        assert backend.map(_slow_square, [0, 1, 2]) == [0, 1, 4]  # the first block measured here starts it
+        stream = backend._stream
+        assert stream is not None
+        assert backend.map(_square, list(range(40))) == [i * i for i in range(40)]  # any map runs here meanwhile
+        assert backend._stream is stream
+        assert [value for _, value in backend.map(Finish("key", _drawn, _kept), range(60))] == [i * i for i in range(60)]
+        assert backend._stream is stream
+
+
+def test_an_audit_whose_selection_is_drawn_beside_the_stream_has_the_serial_numbers(monkeypatch):
+    """The workers start with the selection (several blocks per input, drawn here while they draw ahead)."""
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.005)
+    streamed = []
+    original = DrawStream.map
+
+    def map_(self, task, items, progress=None):
+        streamed.append(len(items))
+        return original(self, task, items, progress)
+
+    monkeypatch.setattr(DrawStream, "map", map_)
+    one = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=2, workers=1)
+    two = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=2, workers=2)
+    assert _without_time(two) == _without_time(one)
+    assert len(streamed) == two.looks  # every look was served by the stream
