@@ -203,7 +203,7 @@ def _cpu_seconds() -> tuple[float, float]:
     return time.process_time(), children.ru_utime + children.ru_stime
 
 
-def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
+def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
     """Wall and CPU time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
     processes against a plain numpy loop drawing the same samples, alternating in one run (``runs`` rounds)."""
     import os
@@ -223,7 +223,8 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
     cpu_lines = ["", "CPU seconds of the same runs (medians; this process + its worker processes), which the load changes "
                  "far less than wall time, and the speed-up they imply on w idle cores: one worker's CPU seconds over "
                  "S + (C - S) / w, where C is the CPU seconds with w workers and S what this process must do before any "
-                 "other can help (probes and selection, measured with one worker). An estimate: it assumes the work "
+                 "other can help (at most the probes and the selection, measured with one worker: the workers start "
+                 "after the first selection block). An estimate: it assumes the work "
                  "overlaps as planned and costs the same CPU time on an idle machine.", "",
                  "| mechanism | " + " | ".join(f"workers={w} CPU s (here + workers)" for w in counts) + " | "
                  + " | ".join(f"workers={w} implied idle speed-up" for w in counts if w > 1) + " |",
