@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -297,8 +298,6 @@ class DrawStream:
 
     def stop(self) -> None:
         """Close the claims, tell the workers to stop and wait until they have (reading what they send meanwhile)."""
-        from concurrent.futures import wait as wait_futures
-
         self.close()
         for channel in self.channels:
             channel.send((self.stream, _STOP))
