@@ -196,9 +196,13 @@ def _second_core(tasks: int = 8) -> float:
 
 
 def _cpu_seconds() -> tuple[float, float]:
-    """CPU seconds of this process and of its finished child processes (the workers, once shut down)."""
+    """CPU seconds of this process and of its finished child processes (the workers, once they have exited: an audit
+    returns while they exit, so wait for them)."""
+    import multiprocessing
     import resource
 
+    for process in multiprocessing.active_children():
+        process.join()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time(), children.ru_utime + children.ru_stime
 

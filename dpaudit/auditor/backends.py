@@ -158,7 +158,8 @@ class ProcessBackend:
                 if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
                     for process in list(getattr(pool, "_processes", {}).values()):
                         process.terminate()
-                pool.shutdown(wait=True, cancel_futures=True)
+                # an idle worker exits on its own (the pool's thread reaps it): no need to wait for it here
+                pool.shutdown(wait=exc_type is not None, cancel_futures=True)
             for end in self._pipes:
                 end.close()
 
