@@ -196,14 +196,18 @@ def _second_core(tasks: int = 8) -> float:
 
 
 def _cpu_seconds() -> tuple[float, float]:
-    """CPU seconds of this process and of its finished child processes (the workers, once shut down)."""
+    """CPU seconds of this process and of its finished child processes (the workers, once they have exited: an audit
+    returns while they exit, so wait for them)."""
+    import multiprocessing
     import resource
 
+    for process in multiprocessing.active_children():
+        process.join()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time(), children.ru_utime + children.ru_stime
 
 
-def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
+def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
     """Wall and CPU time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
     processes against a plain numpy loop drawing the same samples, alternating in one run (``runs`` rounds)."""
     import os
@@ -223,7 +227,8 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
     cpu_lines = ["", "CPU seconds of the same runs (medians; this process + its worker processes), which the load changes "
                  "far less than wall time, and the speed-up they imply on w idle cores: one worker's CPU seconds over "
                  "S + (C - S) / w, where C is the CPU seconds with w workers and S what this process must do before any "
-                 "other can help (probes and selection, measured with one worker). An estimate: it assumes the work "
+                 "other can help (at most the probes and the selection, measured with one worker: the workers start "
+                 "after the first selection block). An estimate: it assumes the work "
                  "overlaps as planned and costs the same CPU time on an idle machine.", "",
                  "| mechanism | " + " | ".join(f"workers={w} CPU s (here + workers)" for w in counts) + " | "
                  + " | ".join(f"workers={w} implied idle speed-up" for w in counts if w > 1) + " |",
@@ -266,10 +271,11 @@ def throughput(samples: int = 10**7, runs: int = 3) -> list[str]:
               "against the control (on a shared machine the CPU columns are the better guide). An audit probes the "
               "mechanism and draws its selection in this process; `workers=w` is this process and w - 1 worker "
               "processes, which draw the certification blocks ahead (kept in their memory) while this process searches "
-              "the witness events and count them once it is known (counts back), while this process draws and counts "
-              "its own share of each look; a map too small to pay for workers (under 0.3 s of blocks, measured) stays "
-              "in this process. Command: `nice python benchmarks/bench_auditor.py --only "
-              "throughput`.", ""]
+              "the witness events and then stream them: the workers claim blocks from the low end, count the kept ones "
+              "once the witness is known and then draw and count further ones (counts back, in batches), while this "
+              "process draws and counts each look's unclaimed blocks from its top, so no look waits for more than the "
+              "block in progress; a map too small to pay for workers (under 0.3 s of blocks, measured) stays in this "
+              "process. Command: `nice python benchmarks/bench_auditor.py --only throughput`.", ""]
     return lines
 
 

@@ -284,12 +284,13 @@ class _Sampler:
         return tuple(_CertificationDraw(self.mechanism, data, sizes, self.seed, side, self.dtypes, self.widths)  # type: ignore[return-value]
                      for data, side in ((self.d, SIDE_D), (self.d_prime, SIDE_D_PRIME)))
 
-    def certification_ahead(self, sizes: tuple[int, ...], width: int) -> None:
+    def certification_ahead(self, sizes: tuple[int, ...]) -> None:
         """Let a process backend start drawing the certification blocks (in order, both inputs) while this process
-        searches the witness: its workers keep them and count them once the witness is known (``certification``).
-        The same blocks as drawn later, so the same counts; other backends draw nothing ahead."""
+        draws the selection and searches the witness: its workers keep them and count them once the witness is known
+        (``certification``). The same blocks as drawn later, so the same counts; other backends draw nothing ahead."""
         ahead = getattr(self.backend, "draw_ahead", None)
-        if ahead is not None:
+        if ahead is not None:  # values per row as probed: the widest output, its width column, its dtype column
+            width = max(self.widths, default=1) + (len(self.widths) > 1) + (len(self.dtypes) > 1)
             ahead(CERTIFICATION, BothInputs(*self._certification_draws(sizes)), range(2 * len(sizes)),
                   item_bytes=max(sizes, default=0) * 8 * width)
 
@@ -418,6 +419,8 @@ def audit(
             width = None
             a, b = draw.selection(tuple(block_sizes(min(DETAIL_ROWS, samples)))) if keep_details else (None, None)
         else:
+            if not stream_sizes:  # no map of tails before the search: the workers may start with the selection
+                draw.certification_ahead(certify_sizes)
             a, b = draw.selection(select_sizes)  # the search sees these samples only
             z = float(norm.isf(side_alpha(confidence_level, certified_events)))
             candidates = None
@@ -431,7 +434,8 @@ def audit(
             if candidates is None:
                 search_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
                 streamed = draw.tails(stream_sizes) if stream_sizes else None  # (epsilon, delta): the tail family's input
-                draw.certification_ahead(certify_sizes, a.shape[1])  # workers draw while this process searches
+                if stream_sizes:
+                    draw.certification_ahead(certify_sizes)  # workers draw while this process searches
                 with one_numeric_thread():
                     candidates = search_witnesses(a, b, n_certify=n_certify, z_certify=z, delta=delta, rng=search_rng,
                                                   streamed=streamed)

@@ -8,6 +8,7 @@ picks one per audit.
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import sys
 import time
@@ -17,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import MechanismError
+from .draw_stream import SLOTS, DrawStream, start_worker, worker_died
 
 __all__ = ["BLOCK_SIZE", "Backend", "SerialBackend", "ProcessBackend", "Progress", "close_progress", "map_both", "BothInputs",
            "Finish"]
@@ -106,11 +107,14 @@ class ProcessBackend:
     MIN_PARALLEL_SECONDS here (the time per block measured on the blocks run here: the first map's first block, then
     every map run here), since starting workers and sending them work costs about that; once they run, only maps
     under MIN_STARTED_SECONDS stay here. A sequential audit's early looks and a cheap mechanism's small audits stay
-    here; a large certification is shared. Each worker process is its own single-process lane, so blocks drawn ahead
-    (:meth:`draw_ahead`, while this process searches the witness) stay in the memory of the worker that drew them and
-    are finished there (:class:`Finish`); other blocks go in chunks (about CHUNKS_PER_WORKER per worker per map: few
-    round trips) to whichever worker process is free, or else run here, and only what the task returns comes back
-    (counts, for certification). The block seeds itself, so the numbers are the same wherever it runs."""
+    here; a large certification is shared. Blocks to be counted once a witness is known are drawn ahead by the workers
+    while this process searches it (:meth:`draw_ahead`; other maps meanwhile run here) and then streamed
+    (``draw_stream.py``): the workers claim the blocks from the low end, keep what they drew until the witness arrives,
+    then count as they draw, and every map of the counting task takes from the top of its range here, with no round
+    trip per chunk or per look. Other maps go in
+    chunks (about CHUNKS_PER_WORKER per worker per map: few round trips) to whichever worker process is free, or else
+    run here. Only what the task returns comes back (counts, for certification). The block seeds itself, so the numbers
+    are the same wherever it runs."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
@@ -118,12 +122,21 @@ class ProcessBackend:
         self._lanes: list[ProcessPoolExecutor] | None = None
         self._started = False  # whether any work was sent to the workers
         self._block_seconds: float | None = None  # time per block measured in this process
-        self._ahead_key: str | None = None
-        self._ahead: dict[int, tuple[int, Future]] = {}  # item -> (lane, future) of the blocks drawn ahead
-        self._kept: dict[int, int] = {}  # item -> lane that keeps it (drawn ahead, not finished yet)
+        self._stream: DrawStream | None = None
+        self._pending: tuple | None = None  # a stream asked for before any block was measured here
+        self._streams = 0  # streams started (their ids)
+        self._channels: list[Any] = []  # this process's end of each worker's pipe
+        self._pipes: list[Any] = []  # both ends of every pipe (closed with the backend)
+        self._claims: Any = None
+        self._lock: Any = None
 
     def __enter__(self) -> ProcessBackend:
-        self._lanes = [ProcessPoolExecutor(max_workers=1, initializer=_ignore_interrupts) for _ in range(self.workers - 1)]
+        context = multiprocessing.get_context()
+        self._claims, self._lock = context.RawArray("q", SLOTS), context.Lock()
+        pipes = [context.Pipe() for _ in range(self.workers - 1)]
+        self._channels, self._pipes = [here for here, _ in pipes], [end for pipe in pipes for end in pipe]
+        self._lanes = [ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start_worker,
+                                           initargs=(there, self._claims, self._lock)) for _, there in pipes]
         return self
 
     def __exit__(self, exc_type: object = None, *exc_info: object) -> None:
@@ -131,73 +144,82 @@ class ProcessBackend:
         if self._lanes is None:
             return
         lanes, self._lanes = self._lanes, None
-        for _, future in self._ahead.values():  # blocks drawn ahead for a map that never came (an early return)
-            future.cancel()
-        self._started, self._ahead, self._kept, self._ahead_key = False, {}, {}, None
-        for pool in lanes:
-            if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
-                for process in list(getattr(pool, "_processes", {}).values()):
-                    process.terminate()
-            pool.shutdown(wait=True, cancel_futures=True)
+        stream, self._stream, self._started, self._pending = self._stream, None, False, None
+        try:
+            if stream is not None:
+                stream.close()  # the workers claim nothing more
+                if exc_type is None:
+                    stream.stop()
+        except BaseException:
+            exc_type = True
+            raise
+        finally:
+            for pool in lanes:
+                if exc_type is not None:  # failed or interrupted: stop the workers now rather than finish their blocks
+                    for process in list(getattr(pool, "_processes", {}).values()):
+                        process.terminate()
+                # an idle worker exits on its own (the pool's thread reaps it): no need to wait for it here
+                pool.shutdown(wait=exc_type is not None, cancel_futures=True)
+            for end in self._pipes:
+                end.close()
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()
         results = SerialBackend(self.progress).map(task, blocks)
         if blocks:
             self._block_seconds = (time.perf_counter() - started) / len(blocks)
+            if self._pending is not None:  # a block is measured now: decide on the stream waiting for it
+                pending, self._pending = self._pending, None
+                self.draw_ahead(*pending)
         return results
 
     def draw_ahead(self, key: str, draw: Callable[[int], Any], items: Sequence[int], item_bytes: int) -> None:
-        """Start drawing ``items`` in the workers (``draw(item)``, each kept in the memory of the worker that drew it,
-        at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by a later map of a :class:`Finish` task
-        with this ``key``: that map stops the drawing where it got to, finishes the kept items where they are and
-        runs the others as usual. Nothing is drawn ahead where that map would run in this process anyway."""
-        items = list(items)[:max(0, AHEAD_BYTES // max(1, item_bytes))]
-        if (not self._lanes or not items or self._block_seconds is None
-                or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS):
+        """Start the workers drawing ``items`` (consecutive) ahead (``draw(item)``, kept in the memory of the worker that
+        drew it, at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by the maps of a :class:`Finish`
+        task with this ``key``, which the workers then also draw and finish as a stream (``draw_stream.py``). Nothing
+        is drawn ahead where those maps would run in this process anyway; before a block was measured here, the
+        decision waits for the next block run here (the first of the next map)."""
+        items = range(items[0], items[-1] + 1) if len(items) else range(0)
+        if self._lanes and items and self._block_seconds is None:
+            self._pending = (key, draw, items, item_bytes)
             return
-        self._started, self._ahead_key, self._kept, self._ahead = True, key, {}, {}
-        size = max(1, round(AHEAD_CHUNK_SECONDS / max(self._block_seconds, 1e-9)))
-        for index, start in enumerate(range(0, len(items), size)):
-            lane, chunk = index % len(self._lanes), items[start:start + size]
-            self._ahead[chunk[0]] = (lane, self._lanes[lane].submit(_keep, key, draw, chunk))
+        if not self._lanes or not items or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS:
+            return
+        self._end_stream()
+        self._started, self._streams = True, self._streams + 1
+        keep = AHEAD_BYTES // max(1, item_bytes) // len(self._lanes)
+        self._stream = DrawStream(self._streams, key, draw, items, keep, self._lanes, self._channels, self._claims,
+                                  self._lock)
 
-    def _collect_ahead(self, key: str) -> None:
-        """Stop drawing ahead under ``key``: cancel what has not started, wait for the rest, note where each kept
-        item is (an item whose draw failed is drawn again by its map, which reports the failure in order)."""
-        if key != self._ahead_key or not self._ahead:
-            return
-        ahead, self._ahead = self._ahead, {}
-        for _, future in ahead.values():
-            future.cancel()
-        for first, (lane, future) in ahead.items():
-            if not future.cancelled():
-                self._kept.update((item, lane) for item in self._result(future, [first]))
+    def _end_stream(self) -> None:
+        """Stop the stream of blocks drawn ahead (its workers become free for other maps)."""
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.stop()
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         blocks = list(blocks)
-        if isinstance(task, Finish):
-            self._collect_ahead(task.key)
-        kept = {block: self._kept.pop(block) for block in blocks
-                if isinstance(task, Finish) and task.key == self._ahead_key and block in self._kept}
-        if not kept:
-            if len(blocks) < 2:
-                return self._here(task, blocks)
-            if self._block_seconds is None:  # measure one block here first
-                return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
-            if self._block_seconds * len(blocks) < (MIN_STARTED_SECONDS if self._started else MIN_PARALLEL_SECONDS):
-                return self._here(task, blocks)
+        if self._stream is not None and self._stream.serves(task, blocks):
+            return self._stream.map(task, blocks, self.progress)
+        if len(blocks) < 2:
+            return self._here(task, blocks)
+        if self._block_seconds is None:  # measure one block here first
+            return self._here(task, blocks[:1]) + self.map(task, blocks[1:])
+        if self._stream is not None and self._stream.task is None:  # the workers draw ahead: this map runs here
+            return self._here(task, blocks)
+        if self._block_seconds * len(blocks) < (MIN_STARTED_SECONDS if self._started else MIN_PARALLEL_SECONDS):
+            return self._here(task, blocks)
         if self._lanes is None:
             with self:
                 return self.map(task, blocks)
+        self._end_stream()  # its workers are needed for this map
         self._started = True
-        return self._spread(task, blocks, kept)
+        return self._spread(task, blocks)
 
-    def _spread(self, task: Callable[[int], Any], blocks: list[int], kept: dict[int, int]) -> list[Any]:
-        """Run ``blocks`` in the worker processes and in this process: kept items in chunks on the lane that keeps
-        them, the others in chunks handed to whichever worker process has the least work queued (at most two chunks
-        each) or else run here; results in the order of ``blocks`` (after a failure nothing more is started, and the
-        failure of the first failed chunk in that order is raised)."""
+    def _spread(self, task: Callable[[int], Any], blocks: list[int]) -> list[Any]:
+        """Run ``blocks`` in the worker processes and in this process: in chunks handed to whichever worker process has
+        the least work queued (at most two chunks each) or else run here; results in the order of ``blocks`` (after a
+        failure nothing more is started, and the failure of the first failed chunk in that order is raised)."""
         lanes = self._lanes
         assert lanes is not None
         size = max(1, len(blocks) // (CHUNKS_PER_WORKER * self.workers))
@@ -223,12 +245,7 @@ class ProcessBackend:
                 elif self.progress:
                     self.progress.advance(len(chunk))
 
-        for lane in range(len(lanes)):
-            mine = [block for block in blocks if kept.get(block) == lane]
-            for i in range(0, len(mine), size):
-                submit(lane, mine[i:i + size])
-        rest = [block for block in blocks if block not in kept]
-        chunks = [rest[i:i + size] for i in range(0, len(rest), size)][::-1]
+        chunks = [blocks[i:i + size] for i in range(0, len(blocks), size)][::-1]
         while chunks and not failed:
             while chunks and lanes and min(queued) < 2:
                 submit(queued.index(min(queued)), chunks.pop())
@@ -257,8 +274,7 @@ class ProcessBackend:
         try:
             return future.result()
         except BrokenProcessPool as exc:
-            raise MechanismError(f"a worker process died while drawing blocks {chunk[0]}..{chunk[-1]} (the mechanism "
-                                 "crashed its process: os._exit, a fatal signal or out of memory)") from exc
+            raise worker_died(chunk[0], chunk[-1]) from exc
 
 
 #: Until the workers are started, a map whose blocks would take less than this here (seconds, measured) runs here.
@@ -267,35 +283,12 @@ MIN_PARALLEL_SECONDS = 0.3
 MIN_STARTED_SECONDS = 0.02
 #: Chunks per worker in one map of the process backend.
 CHUNKS_PER_WORKER = 4
-#: Blocks drawn ahead travel in chunks of about this many seconds of work (measured here): few round trips, and little
-#: drawn after the witness is known (a worker finishes the chunk it has started).
-AHEAD_CHUNK_SECONDS = 0.01
-#: At most this many bytes of blocks drawn ahead are kept in the workers' memory (all workers together).
+#: At most this many bytes of blocks drawn ahead are kept in the workers' memory (all workers together) until the task
+#: that finishes them is known.
 AHEAD_BYTES = 256 << 20
-
-_KEPT: dict[tuple[str, int], Any] = {}  # in a worker: the items it drew ahead, until finished
-
-
-def _keep(key: str, draw: Callable[[int], Any], items: Sequence[int]) -> list[int]:
-    """In a worker: draw ``items`` ahead and keep them; the items kept, up to the first whose draw failed (its map draws
-    it again and reports the failure in order)."""
-    kept = []
-    for item in items:
-        try:
-            _KEPT[(key, item)] = draw(item)
-        except Exception:
-            break
-        kept.append(item)
-    return kept
 
 
 def _run_chunk(task: Callable[[int], Any], chunk: Sequence[int]) -> list[Any]:
-    if isinstance(task, Finish):
-        results = []
-        for item in chunk:
-            drawn = _KEPT.pop((task.key, item), None)
-            results.append(task(item) if drawn is None else task.finish(drawn, item))
-        return results
     return [task(block) for block in chunk]
 
 
@@ -306,9 +299,11 @@ def close_progress(progress: Any) -> None:
         close()
 
 
-def _ignore_interrupts() -> None:
-    """Worker processes leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
+def _start_worker(channel: Any, claims: Any, lock: Any) -> None:
+    """In a new worker process: leave Ctrl-C to the parent, which stops the workers (no traceback from every worker),
+    and keep the pipe and the shared claims of the streams of blocks drawn ahead (``draw_stream.start_worker``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    start_worker(channel, claims, lock)
 
 
 class Progress:

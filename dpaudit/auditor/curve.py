@@ -533,7 +533,7 @@ def audit_curve(
             error probability; 0 = none).
         witness: re-certify this event (a result's ``.witness``, a Witness or its ``to_dict()``)
             instead of searching; ``direction`` restricts it to "d -> d_prime" or "d_prime -> d".
-        workers: worker processes (default: all cores; 1 = in this process).
+        workers: processes that draw the samples, this one included (default: all cores; 1 = this process alone).
         scheduler: run the blocks on a Dask cluster (as for :func:`~dpaudit.audit`; same numbers).
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         sequential: certify in looks and stop early on a point certified below the claim (as for

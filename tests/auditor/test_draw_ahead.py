@@ -1,12 +1,20 @@
-"""Certification blocks drawn ahead by the process backend's workers during the witness search: the same numbers as
-drawing them after it, in this process or in any number of workers, whatever share was drawn ahead."""
+"""Certification blocks drawn ahead by the process backend's workers during the witness search and then streamed: the
+same numbers as drawing them after it, in this process or in any number of workers, whatever share was drawn ahead and
+however the maps split the blocks."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import time
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpaudit
 from dpaudit.auditor.backends import Finish, ProcessBackend, SerialBackend
+from dpaudit.auditor.draw_stream import DrawStream
 from dpaudit.errors import MechanismError
 
 from . import mechanisms_for_tests as m
@@ -24,36 +32,41 @@ def _kept(drawn, item):
     return ("kept", drawn)
 
 
-def _every_draw_finished(backend):
-    """Wait for every block drawn ahead before the witness is known (none is cancelled: all are kept)."""
-    for _, future in backend._ahead.values():
-        future.result()
+def _fails_from_seven(item):
+    if item >= 7:
+        raise ValueError(f"item {item} failed")
+    return ("drawn", item * item)
 
 
-def _nothing_drawn_yet(backend):
-    """Cancel the blocks drawn ahead before any started: the map draws them all."""
-    for _, future in backend._ahead.values():
-        future.cancel()
+def _draw_fails_from_seven(item):
+    return _fails_from_seven(item)[1]
+
+
+def _all_drawn_ahead(stream, timeout=30.0):
+    """Wait until every worker has drawn all it may before the task is known."""
+    until = time.monotonic() + timeout
+    while not stream.drawn_ahead():
+        assert time.monotonic() < until, "the workers did not finish drawing ahead"
+        time.sleep(0.002)
 
 
 @pytest.fixture(params=["as it comes", "all kept", "none kept"])
 def ahead(request, monkeypatch):
-    """The share of the certification drawn ahead: whatever the search left time for, all of it, or (nearly) none."""
+    """The share of the certification drawn ahead: whatever the search left time for, all of it, or none."""
     monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)  # every map of two blocks to the workers
-    original = ProcessBackend._collect_ahead
-    before = {"all kept": _every_draw_finished, "none kept": _nothing_drawn_yet}.get(request.param)
+    if request.param == "none kept":
+        monkeypatch.setattr("dpaudit.auditor.backends.AHEAD_BYTES", 0)
+    original = DrawStream.map
+    kept = []  # blocks kept in the workers when the witness was known, per audit that drew ahead
 
-    kept = []  # blocks kept in the workers, per audit that drew ahead
+    def map_(self, task, items, progress=None):
+        if self.task is None:
+            if request.param == "all kept":
+                _all_drawn_ahead(self)
+            kept.append(self.kept())
+        return original(self, task, items, progress)
 
-    def collect(self, key):
-        drew = bool(self._ahead) and key == self._ahead_key
-        if drew and before is not None:
-            before(self)
-        original(self, key)
-        if drew:
-            kept.append(len(self._kept))
-
-    monkeypatch.setattr(ProcessBackend, "_collect_ahead", collect)
+    monkeypatch.setattr(DrawStream, "map", map_)
     return request.param, kept
 
 
@@ -73,7 +86,8 @@ def test_audits_are_identical_in_this_process_and_in_two_or_three_workers(ahead,
     assert _without_time(runs[2]) == _without_time(runs[1]) == _without_time(runs[3])
     assert runs[1].looks > 1  # the blocks drawn ahead are counted over several looks
     share, kept = ahead
-    assert len(kept) == 2 and (share != "all kept" or min(kept) > 0)  # both process audits drew ahead
+    assert len(kept) == 2  # both process audits streamed their certification
+    assert min(kept) > 0 if share == "all kept" else max(kept) == 0 if share == "none kept" else True
 
 
 def test_a_violation_stopped_at_an_early_look_has_the_serial_numbers(ahead):
@@ -82,13 +96,17 @@ def test_a_violation_stopped_at_an_early_look_has_the_serial_numbers(ahead):
     assert one.stopped == "violation" and _without_time(two) == _without_time(one)
 
 
-def test_kept_blocks_are_finished_where_they_were_drawn_and_the_rest_drawn_in_order(monkeypatch):
+def _measured(backend):
+    backend.map(_square, [0, 1])  # measures a block here
+
+
+def test_kept_blocks_are_finished_where_they_were_drawn_and_the_rest_drawn_here(monkeypatch):
     monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
     items = list(range(20))
     with ProcessBackend(2) as backend:
-        backend.map(_square, [0, 1])  # measures a block here
-        backend.draw_ahead("key", _square, items[:12], item_bytes=8)
-        _every_draw_finished(backend)
+        _measured(backend)
+        backend.draw_ahead("key", _square, range(12), item_bytes=8)
+        _all_drawn_ahead(backend._stream)
         assert backend.map(Finish("key", _drawn, _kept), items) == [("kept", i * i) for i in items[:12]] + [
             ("drawn", i * i) for i in items[12:]]
         assert backend.map(Finish("key", _drawn, _kept), [3, 4]) == [("drawn", 9), ("drawn", 16)]  # finished once
@@ -100,17 +118,56 @@ def test_what_is_drawn_ahead_is_bounded_in_memory(monkeypatch):
     monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
     monkeypatch.setattr("dpaudit.auditor.backends.AHEAD_BYTES", 5 * 1000)
     with ProcessBackend(2) as backend:
-        backend.map(_square, [0, 1])
+        _measured(backend)
         backend.draw_ahead("key", _square, range(100), item_bytes=1000)
-        assert sum(len(future.result()) for _, future in backend._ahead.values()) == 5
+        _all_drawn_ahead(backend._stream)
+        assert backend._stream.kept() == 5
+        assert backend.map(Finish("key", _drawn, _kept), range(100)) == [("kept", i * i) for i in range(5)] + [
+            ("drawn", i * i) for i in range(5, 100)]  # then the rest, counted as drawn
 
 
 def test_nothing_is_drawn_ahead_for_a_map_that_would_run_here(monkeypatch):
     monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 1e6)
     with ProcessBackend(2) as backend:
-        backend.map(_square, [0, 1])
+        _measured(backend)
         backend.draw_ahead("key", _square, range(100), item_bytes=8)
-        assert not backend._ahead and not any(getattr(lane, "_processes", None) for lane in backend._lanes)
+        assert backend._stream is None and not any(getattr(lane, "_processes", None) for lane in backend._lanes)
+
+
+@settings(max_examples=8, deadline=None)
+@given(cuts=st.lists(st.integers(1, 59), max_size=6, unique=True), keep_bytes=st.sampled_from([0, 80, 10**6]),
+       workers=st.sampled_from([2, 3]), wait=st.booleans())
+def test_any_split_of_the_stream_into_maps_gives_the_items_in_order(cuts, keep_bytes, workers, wait):
+    ends = sorted(cuts) + [60]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+        patch.setattr("dpaudit.auditor.backends.AHEAD_BYTES", keep_bytes)
+        with ProcessBackend(workers) as backend:
+            _measured(backend)
+            backend.draw_ahead("key", _square, range(60), item_bytes=8)
+            if wait:
+                _all_drawn_ahead(backend._stream)
+            results, start = [], 0
+            for end in ends:
+                results += backend.map(Finish("key", _drawn, _kept), range(start, end))
+                start = end
+            assert backend._stream is not None  # every map was served by the stream
+    assert [value for _, value in results] == [i * i for i in range(60)]
+    assert all(how == "drawn" for how, _ in results[10:]) or keep_bytes == 10**6  # at most 80 / 8 kept
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_the_first_failing_item_of_a_map_fails_whoever_drew_it(monkeypatch, wait):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    with ProcessBackend(2) as backend:
+        _measured(backend)
+        backend.draw_ahead("key", _draw_fails_from_seven, range(20), item_bytes=8)
+        if wait:
+            _all_drawn_ahead(backend._stream)
+        assert [value for _, value in backend.map(Finish("key", _fails_from_seven, _kept), range(0, 5))] == [
+            0, 1, 4, 9, 16]
+        with pytest.raises(ValueError, match="item 7 failed"):
+            backend.map(Finish("key", _fails_from_seven, _kept), range(5, 20))
 
 
 def _crashes_on_large_blocks(data, size, rng):
@@ -126,3 +183,73 @@ def test_a_block_that_fails_when_drawn_ahead_fails_in_its_map_as_in_this_process
             dpaudit.audit(_crashes_on_large_blocks, [0.0], [1.0], samples=200_000, seed=0, workers=workers)
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and "certification block" in errors[0]
+
+
+def _exits_in_a_worker(data, size, rng):
+    if size > 20_000 and multiprocessing.parent_process() is not None:
+        os._exit(7)
+    return m.laplace_unit(data, size, rng)
+
+
+def test_a_worker_process_that_dies_while_streaming_is_a_mechanism_error(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    with pytest.raises(MechanismError, match="worker process died"):
+        dpaudit.audit(_exits_in_a_worker, [0.0], [1.0], samples=200_000, seed=0, workers=2)
+
+
+class _Bar:
+    def __init__(self):
+        self.done = 0
+
+    def advance(self, count=1):
+        self.done += count
+
+    def close(self):
+        pass
+
+
+def test_the_progress_bar_advances_once_per_streamed_item(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    bar = _Bar()
+    with ProcessBackend(3, bar) as backend:
+        _measured(backend)
+        backend.draw_ahead("key", _square, range(40), item_bytes=8)
+        for start, end in ((0, 2), (2, 5), (5, 40)):
+            backend.map(Finish("key", _drawn, _kept), range(start, end))
+    assert bar.done == 2 + 40
+
+
+def _slow_square(item):
+    time.sleep(0.002)
+    return item * item
+
+
+def test_a_stream_asked_for_before_a_block_was_measured_starts_after_the_next_and_small_maps_leave_it(monkeypatch):
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.05)
+    with ProcessBackend(2) as backend:
+        backend.draw_ahead("key", _slow_square, range(60), item_bytes=8)  # 60 x 2 ms: worth the workers, once measured
+        assert backend._stream is None
+        assert backend.map(_slow_square, [0, 1, 2]) == [0, 1, 4]  # the first block measured here starts it
+        stream = backend._stream
+        assert stream is not None
+        assert backend.map(_square, list(range(40))) == [i * i for i in range(40)]  # any map runs here meanwhile
+        assert backend._stream is stream
+        assert [value for _, value in backend.map(Finish("key", _drawn, _kept), range(60))] == [i * i for i in range(60)]
+        assert backend._stream is stream
+
+
+def test_an_audit_whose_selection_is_drawn_beside_the_stream_has_the_serial_numbers(monkeypatch):
+    """The workers start with the selection (several blocks per input, drawn here while they draw ahead)."""
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.005)
+    streamed = []
+    original = DrawStream.map
+
+    def map_(self, task, items, progress=None):
+        streamed.append(len(items))
+        return original(self, task, items, progress)
+
+    monkeypatch.setattr(DrawStream, "map", map_)
+    one = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=2, workers=1)
+    two = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=2, workers=2)
+    assert _without_time(two) == _without_time(one)
+    assert len(streamed) == two.looks  # every look was served by the stream
