@@ -90,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=sample_count, default=1_000_000, help="runs per input (default 10^6; 1e6 and 1_000_000 work)")
     p.add_argument("--confidence-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores; at most 4 per core)")
+    p.add_argument("--workers", type=int, default=None, help="processes drawing samples, this one included (default: all cores; at most 4 per core)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the blocks on a Dask cluster, e.g. tcp://host:8786 (default: $DPAUDIT_SCHEDULER; same numbers as locally)")
     p.add_argument("--fixed-budget", action="store_true",
