@@ -262,18 +262,20 @@ def poisson_tests(batches: list[np.ndarray], records: int, q: float, seed: int, 
     out.append(("batch_dispersion", observed, steps * records * q * (1 - q),
                 monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
                 "sum_t (B_t - n q)^2 with B_t ~ Binomial(n, q) (fixed-size batches: too small)"))
-    duplicated = sum(int(b.size - np.unique(b).size) for b in batches)
-    counts = np.bincount(np.concatenate(batches), minlength=records) if total else np.zeros(records, dtype=np.int64)
+    members = np.concatenate(batches) if total else np.zeros(0, dtype=np.int64)
+    step_of = np.repeat(np.arange(steps, dtype=np.int64), sizes)
+    memberships = np.unique(step_of * records + members)  # each (step, record) pair once, sorted by step
+    duplicated = total - int(memberships.size)
+    counts = np.bincount(members, minlength=records) if total else np.zeros(records, dtype=np.int64)
     chosen = rng.choice(records, size=min(records, _RECORD_CAP), replace=False)
     observed = _dispersion(counts[chosen], steps * q)
     out.append(("record_dispersion", observed, chosen.size * steps * q * (1 - q),
                 monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
                 f"sum_i (c_i - T q)^2 over {chosen.size} records, c_i ~ Binomial(T, q) (shuffled epochs: too small)"))
     pairs = steps // 2
-    shared = 0
-    for j in range(pairs):
-        a, b = np.unique(batches[2 * j]), np.unique(batches[2 * j + 1])
-        shared += int(np.intersect1d(a, b, assume_unique=True).size)
+    paired = memberships[memberships < 2 * pairs * records]  # the memberships of steps 0 .. 2 pairs - 1
+    pair_keys = (paired // records) // 2 * records + paired % records  # (pair j, record): twice if in both steps
+    shared = int(paired.size - np.unique(pair_keys).size)
     out.append(("step_independence", float(shared), records * pairs * q * q,
                 _two_sided_binomial(shared, records * pairs, q * q),
                 "records shared by steps (2j, 2j+1) ~ Binomial(n floor(T/2), q^2)"))

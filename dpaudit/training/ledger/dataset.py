@@ -19,6 +19,7 @@ and says so.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -69,6 +70,27 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
         else:
             self.pending.append(position % self._size)
         return item
+
+    def __getitems__(self, indices: Any) -> list[Any]:
+        """A batch of records (what a DataLoader's fetcher asks for), logged in one go."""
+        try:
+            positions = list(map(operator.index, indices))
+        except TypeError:
+            raise InvalidArgumentType("dataset", "the ledger's dataset was asked for a batch that is not a sequence of "
+                                                 "integer record indices: index it one record at a time or with a list "
+                                                 "of integers (a DataLoader does), so that every read is logged") from None
+        if positions and (min(positions) < 0 or max(positions) >= self._size):
+            bad = [i for i in positions if not -self._size <= i < self._size]
+            if bad:
+                raise IndexError(f"record {bad[0]} outside a dataset of {self._size} records")
+            positions = [i % self._size for i in positions]
+        fetch = getattr(self._inner, "__getitems__", None)
+        items = fetch(indices) if fetch else [self._inner[i] for i in indices]
+        if self.quiet:
+            object.__setattr__(self, "shape_probes", self.shape_probes + len(positions))
+        else:
+            self.pending.extend(positions)
+        return items
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("_inner", "_size", "pending", "bulk", "quiet", "shape_probes"):

@@ -199,31 +199,43 @@ class WitnessHooks:
         self._file_reads(rows)
         if rows == 0:
             return clip()
-        before = [None if p.summed_grad is None else p.summed_grad.detach().clone() for p in params]
+        before = _flat_summed(params) if any(p.summed_grad is not None for p in params) else None
         out = clip()
-        added = [p.summed_grad.detach() - (0 if b is None else b) for p, b in zip(params, before)]
         record = self.clipping
         bound = float(optimizer.max_grad_norm)
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        flat = [g.reshape(rows, -1) for g in samples]  # per parameter: examples x its coordinates (no copy)
-        layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
-        norms = layer_norms.norm(dim=1)
-        record.above_bound += int((norms > bound).sum())
-        target = [a.reshape(-1) for a in added]
-        thresholds = getattr(optimizer, "max_grad_norms", None)
-        factors = (bound / (norms + 1e-6)).clamp(max=1.0)
-        if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
-            limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
-            per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
-            if _matches(target, [per_layer[:, k] @ g for k, g in enumerate(flat)], bound):
-                record.witnessed["per_layer"] += 1
-                record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
-                return out
-        if _matches(target, [factors @ g for g in flat], bound):
+        with torch.no_grad():
+            # every example's gradient over all parameters together: examples x coordinates, one matrix
+            grads = torch.cat([g.reshape(rows, -1) for g in samples], dim=1)
+            target = _flat_summed(params)  # the clipped sum this clip added
+            if before is not None:
+                target = target - before
+            thresholds = getattr(optimizer, "max_grad_norms", None)
+            if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
+                sizes = [g[0].numel() for g in samples]
+                layer_norms = torch.stack([g.norm(dim=1) for g in grads.split(sizes, dim=1)], dim=1)
+                norms = layer_norms.norm(dim=1)
+                limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
+                per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
+                expanded = per_layer.repeat_interleave(torch.as_tensor(sizes), dim=1)
+                gap, size, largest = _gap(target, (expanded * grads).sum(dim=0), (per_layer * layer_norms).norm(dim=1))
+                if gap <= _TOLERANCE * max(size, bound):
+                    record.above_bound += int((norms > bound).sum())
+                    record.witnessed["per_layer"] += 1
+                    record.max_clipped_norm = max(record.max_clipped_norm, largest)
+                    return out
+            else:
+                norms = torch.linalg.vector_norm(grads, dim=1)
+            factors = (bound / (norms + 1e-6)).clamp(max=1.0)
+            reference = factors @ grads  # the sum of each example's gradient clipped to C over all parameters
+            gap, size, largest, above = torch.stack([(target - reference).norm(), reference.norm(), (factors * norms).max(),
+                                                     (norms > bound).sum().to(norms.dtype)]).tolist()
+            record.above_bound += int(above)
+        if gap <= _TOLERANCE * max(size, bound):
             record.witnessed["flat"] += 1
-            record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
+            record.max_clipped_norm = max(record.max_clipped_norm, largest)
             return out
         if self._probes_left <= 0:
             record.unprobed += 1
@@ -232,8 +244,7 @@ class WitnessHooks:
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
         record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
-        total = torch.cat(target)
-        gap = float((clipped.sum(dim=0) - total).norm()) / max(float(total.norm()), bound)
+        gap = float((clipped.sum(dim=0) - target).norm()) / max(float(target.norm()), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
             record.batch_dependent += 1
@@ -275,20 +286,25 @@ class WitnessHooks:
         self._current = []
         bound = float(optimizer.max_grad_norm)
         sigma = float(optimizer.noise_multiplier)
-        params = [p for p in optimizer.params if p.grad is not None and getattr(p, "summed_grad", None) is not None]
-        if not params or len(params) != len(optimizer.params) or bound <= 0:
+        every = optimizer.params
+        params = [p for p in every if p.grad is not None and getattr(p, "summed_grad", None) is not None]
+        if not params or len(params) != len(every) or bound <= 0:
             self.unwitnessed_noise += 1
             return
         divisor = _declared_scale(optimizer)
         with torch.no_grad():
-            noise = torch.cat([(divisor * p.grad - p.summed_grad).reshape(-1) for p in params]).to(torch.float64)
-        squares = float(noise.dot(noise))
-        self.step_noise.append((int(noise.numel()), squares / bound ** 2, sigma, bound))
-        if sigma > 0:
-            z = noise / (sigma * bound)
-            self._noise_sum = z.clone() if self._noise_sum is None else self._noise_sum + z
-            self._noise_squares += float(z.dot(z))
-            self._noise_steps += 1
+            grads = torch.cat([p.grad.reshape(-1) for p in params])
+            noise = (divisor * grads - _flat_summed(params)).to(torch.float64)
+            squares = float(noise.dot(noise))
+            self.step_noise.append((int(noise.numel()), squares / bound ** 2, sigma, bound))
+            if sigma > 0:
+                scale = sigma * bound
+                if self._noise_sum is None:
+                    self._noise_sum = noise / scale
+                else:
+                    self._noise_sum.add_(noise, alpha=1.0 / scale)
+                self._noise_squares += squares / scale ** 2
+                self._noise_steps += 1
 
     def independence_statistics(self) -> tuple[int, int, float, float]:
         """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
@@ -329,9 +345,16 @@ class WitnessHooks:
             self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
 
 
-def _matches(target: list[Any], reference: list[Any], bound: float) -> bool:
-    """Whether the clipped sum equals the reference (both per parameter) up to float32 rounding, relative to
-    the reference's norm (at least C)."""
-    gap = sum(float((t - r).square().sum()) for t, r in zip(target, reference))
-    size = sum(float(r.square().sum()) for r in reference)
-    return gap ** 0.5 <= _TOLERANCE * max(size ** 0.5, bound)
+def _flat_summed(params: list[Any]) -> Any:
+    """The clipped sums ``summed_grad`` of ``params``, flattened into one vector (zeros where a parameter holds none)."""
+    import torch
+
+    return torch.cat([torch.zeros(p.numel(), dtype=p.dtype) if p.summed_grad is None else p.summed_grad.detach().reshape(-1)
+                      for p in params])
+
+
+def _gap(target: Any, reference: Any, clipped_norms: Any) -> tuple[float, float, float]:
+    """|target - reference|, |reference| and the largest clipped norm, read out together."""
+    import torch
+
+    return tuple(torch.stack([(target - reference).norm(), reference.norm(), clipped_norms.max()]).tolist())
