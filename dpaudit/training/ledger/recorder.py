@@ -24,12 +24,14 @@ Opacus accountant). From then on it records, without changing the run:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...errors import InvalidArgument, InvalidArgumentType
+from ..opacus_hooks import _declared_scale
 from .dataset import LedgerDataset
 
 __all__ = ["WitnessHooks", "ClippingRecord", "PROBED_BATCHES", "GHOST_CLIPPING"]
@@ -163,22 +165,18 @@ class WitnessHooks:
 
         inner.step = noisy_step
 
-    def _flat_parameters(self) -> Any:
+    def _flat_parameters(self) -> np.ndarray:
         """Every parameter of the attached model, flattened into one copy."""
-        import torch
-
-        with torch.no_grad():
-            return torch.cat([p.reshape(-1) for p in self._params]) if self._params else torch.zeros(0)
+        return np.concatenate([_host(p).reshape(-1) for p in self._params]) if self._params else np.zeros(0)
 
     def _changed(self) -> list[int]:
         """The parameters that differ from the snapshot (one comparison when none does)."""
-        import torch
-
         now = self._flat_parameters()
-        if torch.equal(now, self._snapshot):
+        if np.array_equal(now, self._snapshot):
             return []
-        sizes = [p.numel() for p in self._params]
-        return [k for k, (a, b) in enumerate(zip(now.split(sizes), self._snapshot.split(sizes))) if not torch.equal(a, b)]
+        cuts = np.cumsum([p.numel() for p in self._params])[:-1]
+        return [k for k, (a, b) in enumerate(zip(np.split(now, cuts), np.split(self._snapshot, cuts)))
+                if not np.array_equal(a, b)]
 
     # ------------------------------------------------------------------ reads and clipping
     def _file_reads(self, rows: int) -> None:
@@ -191,10 +189,8 @@ class WitnessHooks:
             self.unledgered_examples += rows - len(reads)
 
     def _clip(self, optimizer: Any, clip: Any) -> Any:
-        import torch
-
         params = optimizer.params
-        samples = [optimizer._get_flat_grad_sample(p).detach() for p in params]
+        samples = [optimizer._get_flat_grad_sample(p) for p in params]
         rows = int(samples[0].shape[0]) if samples else 0
         self._file_reads(rows)
         if rows == 0:
@@ -206,33 +202,35 @@ class WitnessHooks:
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        with torch.no_grad():
-            # every example's gradient over all parameters together: examples x coordinates, one matrix
-            grads = torch.cat([g.reshape(rows, -1) for g in samples], dim=1)
-            target = _flat_summed(params)  # the clipped sum this clip added
-            if before is not None:
-                target = target - before
-            thresholds = getattr(optimizer, "max_grad_norms", None)
-            if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
-                sizes = [g[0].numel() for g in samples]
-                layer_norms = torch.stack([g.norm(dim=1) for g in grads.split(sizes, dim=1)], dim=1)
-                norms = layer_norms.norm(dim=1)
-                limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
-                per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
-                expanded = per_layer.repeat_interleave(torch.as_tensor(sizes), dim=1)
-                gap, size, largest = _gap(target, (expanded * grads).sum(dim=0), (per_layer * layer_norms).norm(dim=1))
-                if gap <= _TOLERANCE * max(size, bound):
-                    record.above_bound += int((norms > bound).sum())
-                    record.witnessed["per_layer"] += 1
-                    record.max_clipped_norm = max(record.max_clipped_norm, largest)
-                    return out
-            else:
-                norms = torch.linalg.vector_norm(grads, dim=1)
-            factors = (bound / (norms + 1e-6)).clamp(max=1.0)
-            reference = factors @ grads  # the sum of each example's gradient clipped to C over all parameters
-            gap, size, largest, above = torch.stack([(target - reference).norm(), reference.norm(), (factors * norms).max(),
-                                                     (norms > bound).sum().to(norms.dtype)]).tolist()
-            record.above_bound += int(above)
+        # every example's gradient over all parameters together: examples x coordinates, one matrix
+        grads = np.concatenate([_host(g).reshape(rows, -1) for g in samples], axis=1)
+        target = _flat_summed(params)  # the clipped sum this clip added
+        if before is not None:
+            target = target - before
+        thresholds = getattr(optimizer, "max_grad_norms", None)
+        if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
+            sizes = [int(g[0].numel()) for g in samples]
+            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            layer_norms = np.sqrt(np.add.reduceat(np.square(grads, dtype=np.float64), starts, axis=1))
+            norms = np.sqrt(np.square(layer_norms).sum(axis=1))
+            limits = np.array([float(t) for t in thresholds])
+            per_layer = np.minimum(limits / (layer_norms + 1e-6), 1.0)
+            reference = (np.repeat(per_layer, sizes, axis=1) * grads).sum(axis=0)
+            gap, size = float(np.linalg.norm(target - reference)), float(np.linalg.norm(reference))
+            if gap <= _TOLERANCE * max(size, bound):
+                record.above_bound += int(np.count_nonzero(norms > bound))
+                record.witnessed["per_layer"] += 1
+                largest = float(np.sqrt(np.square(per_layer * layer_norms).sum(axis=1)).max())
+                record.max_clipped_norm = max(record.max_clipped_norm, largest)
+                return out
+        else:
+            norms = np.sqrt(np.einsum("ij,ij->i", grads, grads))
+        factors = np.minimum(bound / (norms + 1e-6), 1.0)
+        reference = factors @ grads  # the sum of each example's gradient clipped to C over all parameters
+        difference = target - reference
+        gap, size = math.sqrt(float(difference @ difference)), math.sqrt(float(reference @ reference))
+        largest = float((factors * norms).max())
+        record.above_bound += int(np.count_nonzero(norms > bound))
         if gap <= _TOLERANCE * max(size, bound):
             record.witnessed["flat"] += 1
             record.max_clipped_norm = max(record.max_clipped_norm, largest)
@@ -243,8 +241,8 @@ class WitnessHooks:
         self._probes_left -= 1
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
-        record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
-        gap = float((clipped.sum(dim=0) - target).norm()) / max(float(target.norm()), bound)
+        record.max_clipped_norm = max(record.max_clipped_norm, float(np.linalg.norm(clipped, axis=1).max()))
+        gap = float(np.linalg.norm(clipped.sum(axis=0) - target)) / max(float(np.linalg.norm(target)), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
             record.batch_dependent += 1
@@ -253,8 +251,6 @@ class WitnessHooks:
     def _probe(self, optimizer: Any, clip: Any, samples: list[Any]) -> Any:
         """Each example's clipped gradient (rows: examples, columns: all coordinates), from the optimizer's own
         clip run on that example alone; every parameter's state is restored afterwards."""
-        import torch
-
         params = optimizer.params
         saved = [(p.grad_sample, p.summed_grad) for p in params]
         rows = int(samples[0].shape[0])
@@ -265,18 +261,14 @@ class WitnessHooks:
                     p.grad_sample = g[i:i + 1].clone()
                     p.summed_grad = None
                 clip()
-                out.append(torch.cat([p.summed_grad.detach().reshape(-1) for p in params]))
+                out.append(_flat_summed(params))
         finally:
             for p, (grad_sample, summed) in zip(params, saved):
                 p.grad_sample, p.summed_grad = grad_sample, summed
-        return torch.stack(out)
+        return np.stack(out)
 
     # ------------------------------------------------------------------ noisy steps
     def _before_noisy_step(self, optimizer: Any) -> None:
-        import torch
-
-        from ..opacus_hooks import _declared_scale
-
         index = len(self.step_batches)
         changed = self._changed()
         if changed:
@@ -292,33 +284,30 @@ class WitnessHooks:
             self.unwitnessed_noise += 1
             return
         divisor = _declared_scale(optimizer)
-        with torch.no_grad():
-            grads = torch.cat([p.grad.reshape(-1) for p in params])
-            noise = (divisor * grads - _flat_summed(params)).to(torch.float64)
-            squares = float(noise.dot(noise))
-            self.step_noise.append((int(noise.numel()), squares / bound ** 2, sigma, bound))
-            if sigma > 0:
-                scale = sigma * bound
-                if self._noise_sum is None:
-                    self._noise_sum = noise / scale
-                else:
-                    self._noise_sum.add_(noise, alpha=1.0 / scale)
-                self._noise_squares += squares / scale ** 2
-                self._noise_steps += 1
+        grads = np.concatenate([_host(p.grad).reshape(-1) for p in params])
+        noise = (divisor * grads - _flat_summed(params)).astype(np.float64)
+        squares = float(noise @ noise)
+        self.step_noise.append((int(noise.size), squares / bound ** 2, sigma, bound))
+        if sigma > 0:
+            scale = sigma * bound
+            if self._noise_sum is None:
+                self._noise_sum = noise / scale
+            else:
+                self._noise_sum += noise / scale
+            self._noise_squares += squares / scale ** 2
+            self._noise_steps += 1
 
     def independence_statistics(self) -> tuple[int, int, float, float]:
         """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
         if self._noise_sum is None:
             return 0, 0, 0.0, 0.0
-        total = float(self._noise_sum.dot(self._noise_sum))
-        return self._noise_steps, int(self._noise_sum.numel()), total, self._noise_squares
+        total = float(self._noise_sum @ self._noise_sum)
+        return self._noise_steps, int(self._noise_sum.size), total, self._noise_squares
 
     # ------------------------------------------------------------------ the end of the run
     def finish(self, model: Any) -> None:
         """File the reads left after the last noisy step and compare the model returned with the last noisy
         step's parameters."""
-        import torch
-
         left = self.dataset.take()
         self.stray_after += len(left) + len(self._current)
         self._current = []
@@ -329,32 +318,35 @@ class WitnessHooks:
             return
         returned = list(model.parameters()) if hasattr(model, "parameters") else []
         ids = {id(p): k for k, p in enumerate(self._params)}
-        snapshot = list(self._snapshot.split([p.numel() for p in self._params])) if self._params else []
-        snapshot = [s.view_as(p) for s, p in zip(snapshot, self._params)]
+        cuts = np.cumsum([p.numel() for p in self._params])[:-1]
+        snapshot = [s.reshape(tuple(p.shape)) for s, p in zip(np.split(self._snapshot, cuts), self._params)]
         if returned and all(id(p) in ids for p in returned):
             pairs = [(p, snapshot[ids[id(p)]]) for p in returned]
-        elif len(returned) == len(self._params) and all(p.shape == s.shape for p, s in zip(returned, snapshot)):
+        elif len(returned) == len(self._params) and all(tuple(p.shape) == s.shape for p, s in zip(returned, snapshot)):
             pairs = list(zip(returned, snapshot))
         else:
             self.unexplained.append(f"the model returned ({type(model).__name__}) does not hold the attached model's "
                                     "parameters, so what it learnt cannot be traced to the noisy steps")
             return
-        changed = sum(not torch.equal(p.detach(), s) for p, s in pairs)
+        changed = sum(not np.array_equal(_host(p), s) for p, s in pairs)
         if changed:
             where = "after attach" if not self.step_batches else f"after the last noisy step ({len(self.step_batches)})"
             self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
 
 
-def _flat_summed(params: list[Any]) -> Any:
+def _host(tensor: Any) -> np.ndarray:
+    """A tensor's values as a numpy array (a view of a CPU tensor; a copy from another device or of a half-precision
+    dtype): the ledger's per-step arithmetic on small arrays costs a fraction of torch's per-operation dispatch."""
+    try:
+        return tensor.detach().numpy()
+    except (TypeError, RuntimeError):  # on another device, or a dtype numpy does not have
+        import torch
+
+        tensor = tensor.detach().cpu()
+        return (tensor.float() if tensor.dtype in (torch.float16, torch.bfloat16) else tensor).numpy()
+
+
+def _flat_summed(params: list[Any]) -> np.ndarray:
     """The clipped sums ``summed_grad`` of ``params``, flattened into one vector (zeros where a parameter holds none)."""
-    import torch
-
-    return torch.cat([torch.zeros(p.numel(), dtype=p.dtype) if p.summed_grad is None else p.summed_grad.detach().reshape(-1)
-                      for p in params])
-
-
-def _gap(target: Any, reference: Any, clipped_norms: Any) -> tuple[float, float, float]:
-    """|target - reference|, |reference| and the largest clipped norm, read out together."""
-    import torch
-
-    return tuple(torch.stack([(target - reference).norm(), reference.norm(), clipped_norms.max()]).tolist())
+    return np.concatenate([np.zeros(p.numel(), dtype=np.float32) if p.summed_grad is None else _host(p.summed_grad).reshape(-1)
+                           for p in params])
