@@ -4,7 +4,8 @@
 ``make_private`` (the protocol of :mod:`dpaudit.training.protocol`; the third argument may also be a bare
 Opacus accountant). From then on it records, without changing the run:
 
-* **reads** (the data ledger): the reads pending in the :class:`~.dataset.LedgerDataset` at attach are
+* **reads** (the data ledger; reads in DataLoader worker processes are only counted, before and after
+  attach, since which records they were and which step they fed never reach this process): the reads pending in the :class:`~.dataset.LedgerDataset` at attach are
   filed as read before attach; at each clip of a (micro-)batch of B per-example gradients the last B pending
   reads are that batch's records and any earlier ones fed nothing; the records of all micro-batches clipped
   since the previous noisy step are that step's batch (``BatchMemoryManager``'s virtual steps included);
@@ -77,6 +78,8 @@ class WitnessHooks:
         self.stray_between = 0  # reads after attach that were not in the batch of the clip that followed
         self.stray_after = 0  # reads after the last clip (or clipped but never released by a noisy step)
         self.unledgered_examples = 0  # per-example gradients with no read behind them
+        self.worker_reads_before_attach = 0  # reads in DataLoader worker processes (records unseen) before attach
+        self.worker_reads_after_attach = 0  # ... and after it: then no read can be placed in a step
         self.step_batches: list[np.ndarray] = []
         self.step_noise: list[tuple[int, float, float, float]] = []  # (coordinates, |u|^2 / C^2, sigma_opt, C)
         self.clipping = ClippingRecord()
@@ -145,6 +148,7 @@ class WitnessHooks:
         self.accountant = privacy_engine if hasattr(privacy_engine, "history") else getattr(privacy_engine, "accountant", None)
         self.reads_before_attach = self.dataset.take()
         self.bulk_before_attach = list(self.dataset.bulk)
+        self.worker_reads_before_attach = self.dataset.worker_reads()
         self._params = list(model.parameters())
         self._snapshot = self._flat_parameters()
         clip = optimizer.clip_and_accumulate
@@ -310,6 +314,7 @@ class WitnessHooks:
         step's parameters."""
         left = self.dataset.take()
         self.stray_after += len(left) + len(self._current)
+        self.worker_reads_after_attach = self.dataset.worker_reads() - self.worker_reads_before_attach
         self._current = []
         self.bulk_after_attach = self.dataset.bulk[len(self.bulk_before_attach):]
         if model is None:
