@@ -207,7 +207,7 @@ def _clipping_check(h: WitnessHooks) -> WitnessCheck:
     if r.examples == 0:
         return _check("clipping", "clipping", False, 0, None, "not tested: no example was clipped", tested=False)
     how = ", ".join(f"{count} {mode}" for mode, count in r.witnessed.items() if count)
-    above = r.max_clipped_norm > r.bound * (1 + 1e-4)
+    above = r.above_bound_after_clipping()
     if r.batch_dependent:
         sentence = (f"in {r.batch_dependent} batch(es) the clipped sum is not the sum of each example's clipped gradient "
                     f"(gap {r.batch_dependence:.3g} of its norm): the clipping depends on the other examples of the batch "

@@ -12,8 +12,8 @@ Opacus accountant). From then on it records, without changing the run:
 * **clipping**: the clipped sum a clip adds to ``summed_grad`` is compared with each example's gradient
   clipped over all parameters together at the optimizer's ``max_grad_norm`` C (or per parameter at
   ``max_grad_norms``, Opacus' per-layer clipping); when neither matches, the optimizer's own clip is run on
-  each example alone (a few batches per run), which shows each example's clipped norm and whether the
-  clipped sum is the sum of those (it is not under batch-level clipping);
+  each example alone (a few batches per run, until one shows a violation), which shows each example's
+  clipped norm and whether the clipped sum is the sum of those (it is not under batch-level clipping);
 * **noise**: at each noisy step (the wrapped optimizer's inner ``step``, after noise and scaling) the update
   times the declared divisor minus the clipped sum is the noise added, on every coordinate; its sum of
   squares per step and its running sum across steps are kept (memory O(parameters + steps));
@@ -37,7 +37,7 @@ from .dataset import LedgerDataset
 
 __all__ = ["WitnessHooks", "ClippingRecord", "PROBED_BATCHES", "GHOST_CLIPPING"]
 
-PROBED_BATCHES = 4  # most (micro-)batches per run whose clipping is probed example by example
+PROBED_BATCHES = 4  # most (micro-)batches per run whose clipping is probed example by example (until one shows a violation)
 _TOLERANCE = 1e-4  # relative: a clipped sum equal to the reference up to float32 rounding
 
 GHOST_CLIPPING = ("ghost clipping (grad_sample_mode='ghost') never forms the per-example gradients, only their "
@@ -60,6 +60,14 @@ class ClippingRecord:
     unprobed: int = 0  # batches matching no reference once the probing budget was spent
     batch_dependent: int = 0
     batch_dependence: float = 0.0  # largest relative gap between the clipped sum and the sum of per-example clips
+
+    def above_bound_after_clipping(self) -> bool:
+        """Whether some example's clipped gradient was seen above C (beyond float32 rounding)."""
+        return self.max_clipped_norm > self.bound * (1 + _TOLERANCE)
+
+    def violated(self) -> bool:
+        """Whether the clipping is shown wrong: an example above C after clipping, or batch-level clipping."""
+        return self.above_bound_after_clipping() or self.batch_dependent > 0
 
 
 class WitnessHooks:
@@ -239,7 +247,7 @@ class WitnessHooks:
             record.witnessed["flat"] += 1
             record.max_clipped_norm = max(record.max_clipped_norm, largest)
             return out
-        if self._probes_left <= 0:
+        if self._probes_left <= 0 or record.violated():  # a violation shown is the finding: more probes cannot undo it
             record.unprobed += 1
             return out
         self._probes_left -= 1
