@@ -15,12 +15,17 @@ Opacus accountant). From then on it records, without changing the run:
   each example alone (a few batches per run, until one shows a violation), which shows each example's
   clipped norm and whether the clipped sum is the sum of those (it is not under batch-level clipping);
 * **noise**: at each noisy step (the wrapped optimizer's inner ``step``, after noise and scaling) the update
-  times the declared divisor minus the clipped sum is the noise added, on every coordinate; its sum of
+  times the declared divisor minus the clipped sum (as the last clip left it) is the noise added, on every coordinate; its sum of
   squares per step and its running sum across steps are kept (memory O(parameters + steps));
 * **updates**: every optimizer step of the process during the run (torch's global step hooks): noisy steps
   of the attached optimizer, steps of other DP optimizers (their parameters carry ``summed_grad``) and
   plain steps; the model's parameters after each noisy step, compared before the next one and with the
   model returned.
+
+The per-step arithmetic runs on numpy views of the tensors (small arrays: numpy's per-call cost is a fraction
+of torch's), per parameter (no copy of a batch's gradients), and with ``np.einsum`` (numpy's own loops), never
+numpy's BLAS, whose threads are not bound by torch's thread setting and would take the cores the training
+runs on.
 """
 
 from __future__ import annotations
@@ -98,6 +103,7 @@ class WitnessHooks:
         self.unexplained: list[str] = []
         self.unwitnessed_noise = 0  # noisy steps whose noise could not be read (no summed_grad or grad)
         self._current: list[int] = []
+        self._clipped: np.ndarray | None = None  # the clipped sum as the last clip left it
         self._noise_sum: Any = None  # running sum over steps of the noise in units of the optimizer's sigma C
         self._noise_squares = 0.0
         self._noise_steps = 0
@@ -206,6 +212,7 @@ class WitnessHooks:
         rows = int(samples[0].shape[0]) if samples else 0
         self._file_reads(rows)
         if rows == 0:
+            self._clipped = None
             return clip()
         before = _flat_summed(params) if any(p.summed_grad is not None for p in params) else None
         out = clip()
@@ -214,33 +221,30 @@ class WitnessHooks:
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        # every example's gradient over all parameters together: examples x coordinates, one matrix
-        grads = np.concatenate([_host(g).reshape(rows, -1) for g in samples], axis=1)
-        target = _flat_summed(params)  # the clipped sum this clip added
-        if before is not None:
-            target = target - before
+        # per parameter: examples x its coordinates (views, no copy: a concatenated matrix would cost a fresh
+        # allocation of the whole batch's gradients every step)
+        grads = [_host(g).reshape(rows, -1) for g in samples]
+        layer_squares = np.stack([np.einsum("ij,ij->i", g, g) for g in grads], axis=1)  # examples x parameters
+        norms = np.sqrt(layer_squares.sum(axis=1))  # each example's gradient norm over all parameters together
+        self._clipped = _flat_summed(params)  # the clipped sum so far (of every micro-batch since the last noisy step)
+        target = self._clipped if before is None else self._clipped - before  # what this clip added
         thresholds = getattr(optimizer, "max_grad_norms", None)
         if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
-            sizes = [int(g[0].numel()) for g in samples]
-            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            layer_norms = np.sqrt(np.add.reduceat(np.square(grads, dtype=np.float64), starts, axis=1))
-            norms = np.sqrt(np.square(layer_norms).sum(axis=1))
-            limits = np.array([float(t) for t in thresholds])
+            layer_norms = np.sqrt(layer_squares)
+            limits = np.array([float(t) for t in thresholds], dtype=layer_norms.dtype)
             per_layer = np.minimum(limits / (layer_norms + 1e-6), 1.0)
-            reference = (np.repeat(per_layer, sizes, axis=1) * grads).sum(axis=0)
-            gap, size = float(np.linalg.norm(target - reference)), float(np.linalg.norm(reference))
+            reference = np.concatenate([np.einsum("i,ij->j", per_layer[:, k], g) for k, g in enumerate(grads)])
+            gap, size = _gap(target, reference)
             if gap <= _TOLERANCE * max(size, bound):
                 record.above_bound += int(np.count_nonzero(norms > bound))
                 record.witnessed["per_layer"] += 1
                 largest = float(np.sqrt(np.square(per_layer * layer_norms).sum(axis=1)).max())
                 record.max_clipped_norm = max(record.max_clipped_norm, largest)
                 return out
-        else:
-            norms = np.sqrt(np.einsum("ij,ij->i", grads, grads))
         factors = np.minimum(bound / (norms + 1e-6), 1.0)
-        reference = factors @ grads  # the sum of each example's gradient clipped to C over all parameters
-        difference = target - reference
-        gap, size = math.sqrt(float(difference @ difference)), math.sqrt(float(reference @ reference))
+        # the sum of each example's gradient clipped to C over all parameters together
+        reference = np.concatenate([np.einsum("i,ij->j", factors, g) for g in grads])
+        gap, size = _gap(target, reference)
         largest = float((factors * norms).max())
         record.above_bound += int(np.count_nonzero(norms > bound))
         if gap <= _TOLERANCE * max(size, bound):
@@ -253,8 +257,8 @@ class WitnessHooks:
         self._probes_left -= 1
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
-        record.max_clipped_norm = max(record.max_clipped_norm, float(np.linalg.norm(clipped, axis=1).max()))
-        gap = float(np.linalg.norm(clipped.sum(axis=0) - target)) / max(float(np.linalg.norm(target)), bound)
+        record.max_clipped_norm = max(record.max_clipped_norm, float(np.sqrt(np.square(clipped).sum(axis=1)).max()))
+        gap = math.sqrt(_squares(clipped.sum(axis=0) - target)) / max(math.sqrt(_squares(target)), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
             record.batch_dependent += 1
@@ -297,8 +301,10 @@ class WitnessHooks:
             return
         divisor = _declared_scale(optimizer)
         grads = np.concatenate([_host(p.grad).reshape(-1) for p in params])
-        noise = (divisor * grads - _flat_summed(params)).astype(np.float64)
-        squares = float(noise @ noise)
+        clipped = self._clipped if self._clipped is not None and self._clipped.size == grads.size else _flat_summed(params)
+        self._clipped = None
+        noise = (divisor * grads - clipped).astype(np.float64)
+        squares = float(np.einsum("i,i->", noise, noise))
         self.step_noise.append((int(noise.size), squares / bound ** 2, sigma, bound))
         if sigma > 0:
             scale = sigma * bound
@@ -313,7 +319,7 @@ class WitnessHooks:
         """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
         if self._noise_sum is None:
             return 0, 0, 0.0, 0.0
-        total = float(self._noise_sum @ self._noise_sum)
+        total = float(np.einsum("i,i->", self._noise_sum, self._noise_sum))
         return self._noise_steps, int(self._noise_sum.size), total, self._noise_squares
 
     # ------------------------------------------------------------------ the end of the run
@@ -357,6 +363,16 @@ def _host(tensor: Any) -> np.ndarray:
 
         tensor = tensor.detach().cpu()
         return (tensor.float() if tensor.dtype in (torch.float16, torch.bfloat16) else tensor).numpy()
+
+
+def _gap(target: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
+    """|target - reference| and |reference| (sums of squares in float64)."""
+    return math.sqrt(_squares(target - reference)), math.sqrt(_squares(reference))
+
+
+def _squares(vector: np.ndarray) -> float:
+    """sum_i x_i^2 in float64."""
+    return float(np.square(vector, dtype=np.float64).sum())
 
 
 def _flat_summed(params: list[Any]) -> np.ndarray:
