@@ -30,6 +30,8 @@ from ..record_ids import is_iterable_style
 
 __all__ = ["LedgerDataset", "wrap_dataset", "shape_probes_unlogged"]
 
+# the wrapper's own attributes (never looked up on the wrapped dataset)
+_OWN = frozenset({"_inner", "_size", "pending", "bulk", "quiet", "shape_probes", "_worker_counter", "_fetch_many"})
 # attributes of torch / torchvision datasets that hand out every record at once
 _BULK = frozenset({"tensors", "data", "targets", "datasets", "dataset", "samples", "imgs", "labels"})
 
@@ -73,6 +75,7 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
         object.__setattr__(self, "quiet", 0)  # > 0: inside Opacus' shape probe, reads are not logged
         object.__setattr__(self, "shape_probes", 0)
         object.__setattr__(self, "_worker_counter", _shared_counter())  # reads made in DataLoader worker processes
+        object.__setattr__(self, "_fetch_many", getattr(dataset, "__getitems__", None))  # the dataset's own batch read
 
     def __len__(self) -> int:
         return self._size
@@ -108,8 +111,7 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
             if bad:
                 raise IndexError(f"record {bad[0]} outside a dataset of {self._size} records")
             positions = [i % self._size for i in positions]
-        fetch = getattr(self._inner, "__getitems__", None)
-        items = fetch(indices) if fetch else [self._inner[i] for i in indices]
+        items = self._fetch_many(indices) if self._fetch_many else [self._inner[i] for i in indices]
         if self.quiet:
             object.__setattr__(self, "shape_probes", self.shape_probes + len(positions))
         elif _worker_info() is not None:
@@ -127,7 +129,7 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
         return 0 if self._worker_counter is None else int(self._worker_counter.item())
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_inner", "_size", "pending", "bulk", "quiet", "shape_probes", "_worker_counter"):
+        if name.startswith("__") or name in _OWN:
             raise AttributeError(name)
         value = getattr(self._inner, name)
         if name in _BULK:
