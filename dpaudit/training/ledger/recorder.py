@@ -108,7 +108,9 @@ class WitnessHooks:
         self._noise_squares = 0.0
         self._noise_steps = 0
         self._probes_left = PROBED_BATCHES
-        self._snapshot: list[Any] = []
+        self._snapshot: Any = None
+        self._views: list[np.ndarray] = []  # numpy views of the parameters, valid while their storage stays put
+        self._view_places: Any = None
         self._params: list[Any] = []
         self._inner: Any = None
         self._handles: list[Any] = []
@@ -185,7 +187,16 @@ class WitnessHooks:
 
     def _flat_parameters(self) -> np.ndarray:
         """Every parameter of the attached model, flattened into one copy."""
-        return np.concatenate([_host(p).reshape(-1) for p in self._params]) if self._params else np.zeros(0)
+        if not self._params:
+            return np.zeros(0)
+        where = [(p.data_ptr(), p.shape) for p in self._params]
+        if where != self._view_places:  # first call, or a parameter's storage was replaced (p.data = ...)
+            views = [_host(p).reshape(-1) for p in self._params]
+            shared = all(np.shares_memory(v, _host(p)) for v, p in zip(views, self._params))
+            self._views, self._view_places = views, (where if shared else None)  # copies (another device): no reuse
+        else:
+            views = self._views  # numpy views of the parameters' storage: they see every in-place change
+        return np.concatenate(views)
 
     def _changed(self) -> list[int]:
         """The parameters that differ from the snapshot (one comparison when none does)."""
