@@ -23,9 +23,9 @@ Opacus accountant). From then on it records, without changing the run:
   model returned.
 
 The per-step arithmetic runs on numpy views of the tensors (small arrays: numpy's per-call cost is a fraction
-of torch's), per parameter (no copy of a batch's gradients), and with ``np.einsum`` (numpy's own loops), never
-numpy's BLAS, whose threads are not bound by torch's thread setting and would take the cores the training
-runs on.
+of torch's), per parameter (no copy of a batch's gradients), and on large arrays with ``np.einsum`` (numpy's own
+loops), not numpy's BLAS, whose threads are not bound by torch's thread setting and would take the cores the
+training runs on.
 """
 
 from __future__ import annotations
@@ -235,16 +235,16 @@ class WitnessHooks:
         # per parameter: examples x its coordinates (views, no copy: a concatenated matrix would cost a fresh
         # allocation of the whole batch's gradients every step)
         grads = [_host(g).reshape(rows, -1) for g in samples]
-        layer_squares = np.stack([np.einsum("ij,ij->i", g, g) for g in grads], axis=1)  # examples x parameters
-        norms = np.sqrt(layer_squares.sum(axis=1))  # each example's gradient norm over all parameters together
+        row_squares = [_row_squares(g) for g in grads]  # per parameter: each example's squared norm
+        norms = np.sqrt(sum(row_squares))  # each example's gradient norm over all parameters together
         self._clipped = _flat_summed(params)  # the clipped sum so far (of every micro-batch since the last noisy step)
         target = self._clipped if before is None else self._clipped - before  # what this clip added
         thresholds = getattr(optimizer, "max_grad_norms", None)
         if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
-            layer_norms = np.sqrt(layer_squares)
+            layer_norms = np.sqrt(np.stack(row_squares, axis=1))  # examples x parameters
             limits = np.array([float(t) for t in thresholds], dtype=layer_norms.dtype)
             per_layer = np.minimum(limits / (layer_norms + 1e-6), 1.0)
-            reference = np.concatenate([np.einsum("i,ij->j", per_layer[:, k], g) for k, g in enumerate(grads)])
+            reference = np.concatenate([_weighted_sum(per_layer[:, k], g) for k, g in enumerate(grads)])
             gap, size = _gap(target, reference)
             if gap <= _TOLERANCE * max(size, bound):
                 record.above_bound += int(np.count_nonzero(norms > bound))
@@ -254,7 +254,7 @@ class WitnessHooks:
                 return out
         factors = np.minimum(bound / (norms + 1e-6), 1.0)
         # the sum of each example's gradient clipped to C over all parameters together
-        reference = np.concatenate([np.einsum("i,ij->j", factors, g) for g in grads])
+        reference = np.concatenate([_weighted_sum(factors, g) for g in grads])
         gap, size = _gap(target, reference)
         largest = float((factors * norms).max())
         record.above_bound += int(np.count_nonzero(norms > bound))
@@ -315,7 +315,7 @@ class WitnessHooks:
         clipped = self._clipped if self._clipped is not None and self._clipped.size == grads.size else _flat_summed(params)
         self._clipped = None
         noise = (divisor * grads - clipped).astype(np.float64)
-        squares = float(np.einsum("i,i->", noise, noise))
+        squares = _dot(noise, noise)
         self.step_noise.append((int(noise.size), squares / bound ** 2, sigma, bound))
         if sigma > 0:
             scale = sigma * bound
@@ -330,7 +330,7 @@ class WitnessHooks:
         """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
         if self._noise_sum is None:
             return 0, 0, 0.0, 0.0
-        total = float(np.einsum("i,i->", self._noise_sum, self._noise_sum))
+        total = _dot(self._noise_sum, self._noise_sum)
         return self._noise_steps, int(self._noise_sum.size), total, self._noise_squares
 
     # ------------------------------------------------------------------ the end of the run
@@ -374,6 +374,23 @@ def _host(tensor: Any) -> np.ndarray:
 
         tensor = tensor.detach().cpu()
         return (tensor.float() if tensor.dtype in (torch.float16, torch.bfloat16) else tensor).numpy()
+
+
+_SMALL = 8192  # elements: below this numpy's BLAS runs one thread and temporaries are cheap
+
+
+def _row_squares(g: np.ndarray) -> np.ndarray:
+    """Each row's sum of squares (np.einsum for a large matrix: no temporary, no BLAS threads)."""
+    return (g * g).sum(axis=1) if g.size < _SMALL else np.einsum("ij,ij->i", g, g)
+
+
+def _weighted_sum(weights: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """sum_i weights_i g_i over the rows (np.einsum for a large matrix: no BLAS threads)."""
+    return weights @ g if g.size < _SMALL else np.einsum("i,ij->j", weights, g)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b) if a.size < _SMALL else float(np.einsum("i,i->", a, b))
 
 
 def _gap(target: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
