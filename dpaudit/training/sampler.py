@@ -206,6 +206,9 @@ def _records_of(data_loader: Any) -> int | None:
 
 
 # ------------------------------------------------------------------------------------------ the tests
+_INVERSION_TABLE = 1 << 16  # most outcomes of a binomial drawn by inverting its CDF (a table of this many floats)
+
+
 def _two_sided_binomial(count: int, trials: int, p: float) -> float:
     from scipy.stats import binomtest
 
@@ -232,20 +235,30 @@ def _dispersion(counts: np.ndarray, mean: float) -> float:
 def _simulated_dispersion(trials: int, q: float, size: int, draws: int, rng: np.random.Generator) -> np.ndarray:
     """``draws`` values of sum_i (c_i - trials q)^2 over ``size`` iid c_i ~ Binomial(trials, q). With fewer
     outcomes than terms, the same law from how many terms take each outcome (a multinomial over the
-    trials + 1 outcomes): O(draws trials) work instead of O(draws size)."""
-    if trials + 1 < size:
-        from scipy.stats import binom
+    trials + 1 outcomes): O(draws trials) work instead of O(draws size). Otherwise each c_i is drawn by
+    inverting the binomial CDF at a uniform (one table lookup; numpy's own sampler loops about trials q times per
+    draw when trials q is small), above :data:`_INVERSION_TABLE` outcomes by numpy's binomial sampler."""
+    from scipy.stats import binom
 
-        outcomes = np.arange(trials + 1)
+    outcomes = np.arange(trials + 1)
+    if trials + 1 < size:
         pmf = binom.pmf(outcomes, trials, q)
         counts = rng.multinomial(size, pmf / pmf.sum(), size=draws)
         return counts @ ((outcomes - trials * q) ** 2)
     out = np.empty(draws)
     chunk = max(1, (1 << 22) // max(size, 1))
+    table = trials + 1 <= _INVERSION_TABLE
+    if table:
+        cdf = binom.cdf(outcomes, trials, q)
+        cdf[-1] = np.inf  # every uniform in [0, 1) falls at or below the last outcome
+        squares = (outcomes - trials * q) ** 2
     for start in range(0, draws, chunk):
         rows = min(chunk, draws - start)
-        sample = rng.binomial(trials, q, size=(rows, size))
-        out[start:start + rows] = np.sum((sample - trials * q) ** 2, axis=1)
+        if table:
+            out[start:start + rows] = squares[np.searchsorted(cdf, rng.random((rows, size)), side="right")].sum(axis=1)
+        else:
+            sample = rng.binomial(trials, q, size=(rows, size))
+            out[start:start + rows] = np.sum((sample - trials * q) ** 2, axis=1)
     return out
 
 
@@ -262,18 +275,20 @@ def poisson_tests(batches: list[np.ndarray], records: int, q: float, seed: int, 
     out.append(("batch_dispersion", observed, steps * records * q * (1 - q),
                 monte_carlo_two_sided(observed, _simulated_dispersion(records, q, steps, draws, rng)),
                 "sum_t (B_t - n q)^2 with B_t ~ Binomial(n, q) (fixed-size batches: too small)"))
-    duplicated = sum(int(b.size - np.unique(b).size) for b in batches)
-    counts = np.bincount(np.concatenate(batches), minlength=records) if total else np.zeros(records, dtype=np.int64)
+    members = np.concatenate(batches) if total else np.zeros(0, dtype=np.int64)
+    step_of = np.repeat(np.arange(steps, dtype=np.int64), sizes)
+    memberships = np.unique(step_of * records + members)  # each (step, record) pair once, sorted by step
+    duplicated = total - int(memberships.size)
+    counts = np.bincount(members, minlength=records) if total else np.zeros(records, dtype=np.int64)
     chosen = rng.choice(records, size=min(records, _RECORD_CAP), replace=False)
     observed = _dispersion(counts[chosen], steps * q)
     out.append(("record_dispersion", observed, chosen.size * steps * q * (1 - q),
                 monte_carlo_two_sided(observed, _simulated_dispersion(steps, q, chosen.size, draws, rng)),
                 f"sum_i (c_i - T q)^2 over {chosen.size} records, c_i ~ Binomial(T, q) (shuffled epochs: too small)"))
     pairs = steps // 2
-    shared = 0
-    for j in range(pairs):
-        a, b = np.unique(batches[2 * j]), np.unique(batches[2 * j + 1])
-        shared += int(np.intersect1d(a, b, assume_unique=True).size)
+    paired = memberships[memberships < 2 * pairs * records]  # the memberships of steps 0 .. 2 pairs - 1
+    pair_keys = (paired // records) // 2 * records + paired % records  # (pair j, record): twice if in both steps
+    shared = int(paired.size - np.unique(pair_keys).size)
     out.append(("step_independence", float(shared), records * pairs * q * q,
                 _two_sided_binomial(shared, records * pairs, q * q),
                 "records shared by steps (2j, 2j+1) ~ Binomial(n floor(T/2), q^2)"))

@@ -61,8 +61,9 @@ def test_bug_classes_are_flagged_by_the_check_meant_for_them(name):
     assert result.check(case.check).sentence
 
 
-def decays_by_hand(data, seed, hooks):
-    """Shrinks the weights by hand between noisy steps (a change no noisy step made)."""
+def decays_by_hand(data, seed, hooks, how="in place"):
+    """Shrinks the weights by hand between noisy steps (a change no noisy step made): in place, through
+    ``.data`` (which torch's version counter does not see) or by replacing the parameter's storage."""
     from opacus import PrivacyEngine
 
     torch.manual_seed(seed)
@@ -75,13 +76,20 @@ def decays_by_hand(data, seed, hooks):
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
-        with torch.no_grad():
-            model._module.weight.mul_(0.99)
+        weight = model._module.weight
+        if how == "in place":
+            with torch.no_grad():
+                weight.mul_(0.99)
+        elif how == "through .data":
+            weight.data.mul_(0.99)
+        else:
+            weight.data = weight.data * 0.99
     return model
 
 
-def test_a_change_between_noisy_steps_is_unexplained():
-    result = training.witness_run(decays_by_hand, dataset=dataset(), seed=0, claim=1.0)
+@pytest.mark.parametrize("how", ["in place", "through .data", "new storage"])
+def test_a_change_between_noisy_steps_is_unexplained(how):
+    result = training.witness_run(lambda d, s, h: decays_by_hand(d, s, h, how), dataset=dataset(), seed=0, claim=1.0)
     assert "unexplained_updates" in result.failed
     assert "changed after noisy step 1 and before the next noisy step" in result.check("unexplained_updates").sentence
     assert any("no privacy engine" in w for w in result.warnings)  # no engine: steps, q and sigma not witnessed
@@ -180,3 +188,41 @@ def test_the_shape_hint_only_on_shape_errors():
     assert looks_like_a_shape_error(RuntimeError("mat1 and mat2 shapes cannot be multiplied (4x4 and 6x8)"))
     assert not looks_like_a_shape_error(ValueError("Poisson sampling is not compatible with grad accumulation"))
     assert not looks_like_a_shape_error(KeyError("shape"))
+
+
+def trains_with_workers(data, seed, hooks, statistics_first=False):
+    """The plain stack, its loader reading in a DataLoader worker process; optionally a statistics pass over the
+    private data in a worker before make_private."""
+    from opacus import PrivacyEngine
+
+    from dpaudit.training.witness_corpus import _fit, make_model
+
+    if statistics_first:
+        for _ in torch.utils.data.DataLoader(data, batch_size=100, num_workers=1):
+            pass
+    torch.manual_seed(seed)
+    model = make_model()
+    engine = PrivacyEngine(accountant="prv")
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.2),
+        data_loader=torch.utils.data.DataLoader(data, batch_size=20, num_workers=1), noise_multiplier=1.0,
+        max_grad_norm=0.5)
+    hooks.attach(model, optimizer, engine)
+    return _fit(model, optimizer, loader, epochs=1)
+
+
+def test_reads_in_loader_worker_processes_are_a_stated_limit_not_a_pass_or_a_finding():
+    result = training.witness_run(trains_with_workers, dataset=dataset(), seed=0)
+    unseen = ("reads_outside_noisy_steps", "examples_outside_the_ledger", "inclusion_rate")
+    assert not result.flagged, result.summary()
+    for name in unseen:  # the ledger never saw which records the steps used: said, neither passed nor flagged
+        check = result.check(name)
+        assert not check.tested and "DataLoader worker processes (num_workers > 0)" in check.sentence
+    assert result.check("clipping").tested and result.check("noise_level").tested
+    assert any("could not see" in w and "num_workers=0" in w for w in result.warnings)
+    assert "not tested" in result.summary() and "could not see" in result.summary()
+
+    early = training.witness_run(lambda d, s, h: trains_with_workers(d, s, h, statistics_first=True), dataset=dataset(),
+                                 seed=0)
+    assert early.failed == ("reads_before_attach",)  # counted in the worker, so a read before attach all the same
+    assert "200 of them in DataLoader worker processes" in early.check("reads_before_attach").sentence

@@ -7,8 +7,7 @@ Deterministic checks (a finding needs no statistics: under a correct stack it ca
 * ``reads_outside_noisy_steps`` (data): records read after attach that fed no noisy step (a second loader, an
   evaluation or fine-tuning pass on the private data);
 * ``examples_outside_the_ledger`` (data): per-example gradients with no read behind them (data copied into
-  tensors, loader worker processes, in-loop augmentation multiplying examples): the ledger cannot say
-  which records they were;
+  tensors, in-loop augmentation multiplying examples): the ledger cannot say which records they were;
 * ``noisy_steps`` (update): the noisy steps of the run (those of any other DP optimizer included) against
   the claim's steps;
 * ``unexplained_updates`` (update): any parameter change between attach and the model returned that no
@@ -28,6 +27,10 @@ Statistical checks, each at an equal share of the false-alarm rate (Bonferroni o
   and sum_t |z_t - mean z|^2 are independent chi-squares with m and m (T - 1) degrees of freedom under
   independent Gaussian noise of any common scale, so their ratio is exactly F(m, m (T - 1)) (two-sided; the
   same noise every step makes the second zero).
+
+Reads in DataLoader worker processes (``num_workers > 0``) are only counted: before attach they are reads
+before attach; after it, ``reads_outside_noisy_steps``, ``examples_outside_the_ledger`` and
+``inclusion_rate`` are not tested and the result carries a warning saying why (:func:`ledger_limits`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import numpy as np
 from .claim import ClaimedRun
 from .recorder import WitnessHooks
 
-__all__ = ["WitnessCheck", "STATISTICAL", "witness_checks"]
+__all__ = ["WitnessCheck", "STATISTICAL", "witness_checks", "ledger_limits"]
 
 STATISTICAL = ("inclusion_rate", "noise_level", "noise_independence")
 
@@ -76,6 +79,8 @@ class WitnessCheck:
                 "deterministic": self.deterministic, "tested": self.tested, "sentence": self.sentence}
 
     def line(self) -> str:
+        if not self.tested and self.sentence.startswith("not tested"):  # the sentence says it, and why
+            return f"{self.name}: {self.sentence}"
         verdict = "FLAGGED" if self.flagged else ("pass" if self.tested else "not tested")
         p = "" if self.p_value is None else f" (p = {self.p_value:.3g}, false-alarm share {self.false_alarm_rate:.3g})"
         return f"{self.name}: {verdict}{p}: {self.sentence}"
@@ -89,13 +94,22 @@ def _check(name: str, family: str, flagged: bool, statistic: float, expected: fl
 
 # ------------------------------------------------------------------------------------------ data
 def _data_checks(h: WitnessHooks, records: int) -> list[WitnessCheck]:
-    before = len(h.reads_before_attach)
+    before = len(h.reads_before_attach) + h.worker_reads_before_attach
     bulk = f" (in bulk: dataset.{', dataset.'.join(sorted(set(h.bulk_before_attach)))})" if h.bulk_before_attach else ""
     distinct = len(set(h.reads_before_attach))
+    if h.worker_reads_before_attach:
+        read = (f"{before} reads before hooks.attach, {h.worker_reads_before_attach} of them in DataLoader worker processes "
+                f"(which records the ledger cannot see; {distinct} distinct records read in this process){bulk}")
+    else:
+        read = f"{before} reads of {distinct} of the {records} records before hooks.attach{bulk}"
     out = [_check("reads_before_attach", "data", before > 0, before, 0,
-                  f"{before} reads of {distinct} of the {records} records before hooks.attach{bulk}: training, statistics "
-                  "or copies made before the engine was attached are outside the claim" if before else
-                  "no record was read before hooks.attach")]
+                  f"{read}: training, statistics or copies made before the engine was attached are outside the claim"
+                  if before else "no record was read before hooks.attach (in this process or a DataLoader worker)")]
+    unseen_reads = h.worker_reads_after_attach
+    if unseen_reads:  # the reads after attach cannot be placed in steps: say so, flag nothing on them
+        why = worker_limit(h)
+        return out + [_check("reads_outside_noisy_steps", "data", False, 0, None, f"not tested: {why}", tested=False),
+                      _check("examples_outside_the_ledger", "data", False, 0, None, f"not tested: {why}", tested=False)]
     stray = h.stray_between + h.stray_after
     bulk_after = f" (dataset.{', dataset.'.join(sorted(set(h.bulk_after_attach)))} read in bulk)" if h.bulk_after_attach else ""
     out.append(_check("reads_outside_noisy_steps", "data", stray > 0, stray, 0,
@@ -106,10 +120,23 @@ def _data_checks(h: WitnessHooks, records: int) -> list[WitnessCheck]:
     unseen = h.unledgered_examples
     out.append(_check("examples_outside_the_ledger", "data", unseen > 0, unseen, 0,
                       f"{unseen} per-example gradients of noisy steps had no read of the dataset behind them (data copied "
-                      "into tensors, loader worker processes (num_workers > 0) or examples multiplied in the training "
-                      "loop): the ledger cannot say which records they were, so the sampling cannot be witnessed"
+                      "into tensors or examples multiplied in the training loop): the ledger cannot say which records they "
+                      "were, so the sampling cannot be witnessed"
                       if unseen else "every example of every noisy step was a record read from the dataset"))
     return out
+
+
+def worker_limit(h: WitnessHooks) -> str:
+    """What the ledger could not see when records were read in DataLoader worker processes after attach."""
+    return (f"{h.worker_reads_after_attach} reads after hooks.attach were made in DataLoader worker processes "
+            "(num_workers > 0), which the data ledger counts but cannot place: which records they were and which step "
+            "they fed never reach the training process, so reads outside noisy steps and each step's sampling cannot be "
+            "witnessed; witness the same stack with num_workers=0 (the sampling and the training are the same)")
+
+
+def ledger_limits(h: WitnessHooks) -> tuple[str, ...]:
+    """Warnings for what the ledgers of this run could not see."""
+    return (f"the data ledger could not see this run's reads: {worker_limit(h)}",) if h.worker_reads_after_attach else ()
 
 
 def _inclusion_check(h: WitnessHooks, claim: ClaimedRun, records: int, alpha: float, seed: int) -> WitnessCheck:
@@ -117,6 +144,9 @@ def _inclusion_check(h: WitnessHooks, claim: ClaimedRun, records: int, alpha: fl
     from ..sampler import poisson_tests
 
     batches = h.step_batches
+    if h.worker_reads_after_attach:
+        return _check("inclusion_rate", "data", False, 0, None, f"not tested: {worker_limit(h)}", p_value=1.0, alpha=alpha,
+                      tested=False)
     if claim.rates is None or len(batches) < 2:
         why = "the claim gives no sampling rate" if claim.rates is None else f"the run took {len(batches)} noisy step(s)"
         return _check("inclusion_rate", "data", False, 0, None, f"not tested: {why} (at least 2 noisy steps and a "
@@ -177,7 +207,7 @@ def _clipping_check(h: WitnessHooks) -> WitnessCheck:
     if r.examples == 0:
         return _check("clipping", "clipping", False, 0, None, "not tested: no example was clipped", tested=False)
     how = ", ".join(f"{count} {mode}" for mode, count in r.witnessed.items() if count)
-    above = r.max_clipped_norm > r.bound * (1 + 1e-4)
+    above = r.above_bound_after_clipping()
     if r.batch_dependent:
         sentence = (f"in {r.batch_dependent} batch(es) the clipped sum is not the sum of each example's clipped gradient "
                     f"(gap {r.batch_dependence:.3g} of its norm): the clipping depends on the other examples of the batch "

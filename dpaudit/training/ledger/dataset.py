@@ -12,13 +12,15 @@ cannot see what is done with a copy.
 Opacus' ``DPDataLoader`` reads ``dataset[0]`` when it is built, for the shapes and dtypes of an empty
 batch; :func:`shape_probes_unlogged` keeps those reads (which use no value) out of the log.
 
-Reads inside DataLoader worker processes (``num_workers > 0``) happen in a copy of the wrapper and never
-reach the log; the recorder sees this as noisy steps with examples that were never read through the ledger
-and says so.
+Reads inside DataLoader worker processes (``num_workers > 0``) happen in a copy of the wrapper, so which
+records they were never reaches the log; they are counted in a counter shared with those processes
+(:meth:`LedgerDataset.worker_reads`), so that the checks can say what the ledger could not see instead of
+passing or flagging on reads it never saw.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,6 +30,8 @@ from ..record_ids import is_iterable_style
 
 __all__ = ["LedgerDataset", "wrap_dataset", "shape_probes_unlogged"]
 
+# the wrapper's own attributes (never looked up on the wrapped dataset)
+_OWN = frozenset({"_inner", "_size", "pending", "bulk", "quiet", "shape_probes", "_worker_counter", "_fetch_many"})
 # attributes of torch / torchvision datasets that hand out every record at once
 _BULK = frozenset({"tensors", "data", "targets", "datasets", "dataset", "samples", "imgs", "labels"})
 
@@ -40,6 +44,26 @@ def _dataset_base() -> type:
     return torch.utils.data.Dataset
 
 
+def _worker_info_reader() -> Any:
+    try:
+        from torch.utils.data import get_worker_info
+    except ImportError:  # pragma: no cover
+        return lambda: None
+    return get_worker_info
+
+
+_worker_info = _worker_info_reader()  # not None inside a DataLoader worker process
+
+
+def _shared_counter() -> Any:
+    """A counter in shared memory, seen by the DataLoader worker processes (forked or spawned) and this one."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return None
+    return torch.zeros(1, dtype=torch.int64).share_memory_()
+
+
 class LedgerDataset(_dataset_base()):  # type: ignore[misc]
     """A map-style dataset that logs every record read (see the module docstring)."""
 
@@ -50,6 +74,8 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
         object.__setattr__(self, "bulk", [])  # attribute names read in bulk, in order
         object.__setattr__(self, "quiet", 0)  # > 0: inside Opacus' shape probe, reads are not logged
         object.__setattr__(self, "shape_probes", 0)
+        object.__setattr__(self, "_worker_counter", _shared_counter())  # reads made in DataLoader worker processes
+        object.__setattr__(self, "_fetch_many", getattr(dataset, "__getitems__", None))  # the dataset's own batch read
 
     def __len__(self) -> int:
         return self._size
@@ -66,12 +92,44 @@ class LedgerDataset(_dataset_base()):  # type: ignore[misc]
             raise IndexError(f"record {position} outside a dataset of {self._size} records")
         if self.quiet:
             object.__setattr__(self, "shape_probes", self.shape_probes + 1)
+        elif _worker_info() is not None:
+            self._count_worker_reads(1)
         else:
             self.pending.append(position % self._size)
         return item
 
+    def __getitems__(self, indices: Any) -> list[Any]:
+        """A batch of records (what a DataLoader's fetcher asks for), logged in one go."""
+        try:
+            positions = list(map(operator.index, indices))
+        except TypeError:
+            raise InvalidArgumentType("dataset", "the ledger's dataset was asked for a batch that is not a sequence of "
+                                                 "integer record indices: index it one record at a time or with a list "
+                                                 "of integers (a DataLoader does), so that every read is logged") from None
+        if positions and (min(positions) < 0 or max(positions) >= self._size):
+            bad = [i for i in positions if not -self._size <= i < self._size]
+            if bad:
+                raise IndexError(f"record {bad[0]} outside a dataset of {self._size} records")
+            positions = [i % self._size for i in positions]
+        items = self._fetch_many(indices) if self._fetch_many else [self._inner[i] for i in indices]
+        if self.quiet:
+            object.__setattr__(self, "shape_probes", self.shape_probes + len(positions))
+        elif _worker_info() is not None:
+            self._count_worker_reads(len(positions))
+        else:
+            self.pending.extend(positions)
+        return items
+
+    def _count_worker_reads(self, count: int) -> None:
+        if self._worker_counter is not None:
+            self._worker_counter.add_(count)  # concurrent workers may lose an increment, never turn a count to 0
+
+    def worker_reads(self) -> int:
+        """How many records were read in DataLoader worker processes so far (which ones the ledger cannot see)."""
+        return 0 if self._worker_counter is None else int(self._worker_counter.item())
+
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_inner", "_size", "pending", "bulk", "quiet", "shape_probes"):
+        if name.startswith("__") or name in _OWN:
             raise AttributeError(name)
         value = getattr(self._inner, name)
         if name in _BULK:

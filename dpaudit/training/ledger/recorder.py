@@ -4,37 +4,45 @@
 ``make_private`` (the protocol of :mod:`dpaudit.training.protocol`; the third argument may also be a bare
 Opacus accountant). From then on it records, without changing the run:
 
-* **reads** (the data ledger): the reads pending in the :class:`~.dataset.LedgerDataset` at attach are
+* **reads** (the data ledger; reads in DataLoader worker processes are only counted, before and after
+  attach, since which records they were and which step they fed never reach this process): the reads pending in the :class:`~.dataset.LedgerDataset` at attach are
   filed as read before attach; at each clip of a (micro-)batch of B per-example gradients the last B pending
   reads are that batch's records and any earlier ones fed nothing; the records of all micro-batches clipped
   since the previous noisy step are that step's batch (``BatchMemoryManager``'s virtual steps included);
 * **clipping**: the clipped sum a clip adds to ``summed_grad`` is compared with each example's gradient
   clipped over all parameters together at the optimizer's ``max_grad_norm`` C (or per parameter at
   ``max_grad_norms``, Opacus' per-layer clipping); when neither matches, the optimizer's own clip is run on
-  each example alone (a few batches per run), which shows each example's clipped norm and whether the
-  clipped sum is the sum of those (it is not under batch-level clipping);
+  each example alone (a few batches per run, until one shows a violation), which shows each example's
+  clipped norm and whether the clipped sum is the sum of those (it is not under batch-level clipping);
 * **noise**: at each noisy step (the wrapped optimizer's inner ``step``, after noise and scaling) the update
-  times the declared divisor minus the clipped sum is the noise added, on every coordinate; its sum of
+  times the declared divisor minus the clipped sum (as the last clip left it) is the noise added, on every coordinate; its sum of
   squares per step and its running sum across steps are kept (memory O(parameters + steps));
 * **updates**: every optimizer step of the process during the run (torch's global step hooks): noisy steps
   of the attached optimizer, steps of other DP optimizers (their parameters carry ``summed_grad``) and
   plain steps; the model's parameters after each noisy step, compared before the next one and with the
   model returned.
+
+The per-step arithmetic runs on numpy views of the tensors (small arrays: numpy's per-call cost is a fraction
+of torch's), per parameter (no copy of a batch's gradients), and on large arrays with ``np.einsum`` (numpy's own
+loops), not numpy's BLAS, whose threads are not bound by torch's thread setting and would take the cores the
+training runs on.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ...errors import InvalidArgument, InvalidArgumentType
+from ..opacus_hooks import _declared_scale
 from .dataset import LedgerDataset
 
 __all__ = ["WitnessHooks", "ClippingRecord", "PROBED_BATCHES", "GHOST_CLIPPING"]
 
-PROBED_BATCHES = 4  # most (micro-)batches per run whose clipping is probed example by example
+PROBED_BATCHES = 4  # most (micro-)batches per run whose clipping is probed example by example (until one shows a violation)
 _TOLERANCE = 1e-4  # relative: a clipped sum equal to the reference up to float32 rounding
 
 GHOST_CLIPPING = ("ghost clipping (grad_sample_mode='ghost') never forms the per-example gradients, only their "
@@ -58,6 +66,14 @@ class ClippingRecord:
     batch_dependent: int = 0
     batch_dependence: float = 0.0  # largest relative gap between the clipped sum and the sum of per-example clips
 
+    def above_bound_after_clipping(self) -> bool:
+        """Whether some example's clipped gradient was seen above C (beyond float32 rounding)."""
+        return self.max_clipped_norm > self.bound * (1 + _TOLERANCE)
+
+    def violated(self) -> bool:
+        """Whether the clipping is shown wrong: an example above C after clipping, or batch-level clipping."""
+        return self.above_bound_after_clipping() or self.batch_dependent > 0
+
 
 class WitnessHooks:
     """The hooks of one witnessed run (see the module docstring)."""
@@ -75,6 +91,8 @@ class WitnessHooks:
         self.stray_between = 0  # reads after attach that were not in the batch of the clip that followed
         self.stray_after = 0  # reads after the last clip (or clipped but never released by a noisy step)
         self.unledgered_examples = 0  # per-example gradients with no read behind them
+        self.worker_reads_before_attach = 0  # reads in DataLoader worker processes (records unseen) before attach
+        self.worker_reads_after_attach = 0  # ... and after it: then no read can be placed in a step
         self.step_batches: list[np.ndarray] = []
         self.step_noise: list[tuple[int, float, float, float]] = []  # (coordinates, |u|^2 / C^2, sigma_opt, C)
         self.clipping = ClippingRecord()
@@ -85,11 +103,14 @@ class WitnessHooks:
         self.unexplained: list[str] = []
         self.unwitnessed_noise = 0  # noisy steps whose noise could not be read (no summed_grad or grad)
         self._current: list[int] = []
+        self._clipped: np.ndarray | None = None  # the clipped sum as the last clip left it
         self._noise_sum: Any = None  # running sum over steps of the noise in units of the optimizer's sigma C
         self._noise_squares = 0.0
         self._noise_steps = 0
         self._probes_left = PROBED_BATCHES
-        self._snapshot: list[Any] = []
+        self._snapshot: Any = None
+        self._views: list[np.ndarray] = []  # numpy views of the parameters, valid while their storage stays put
+        self._view_places: Any = None
         self._params: list[Any] = []
         self._inner: Any = None
         self._handles: list[Any] = []
@@ -143,6 +164,7 @@ class WitnessHooks:
         self.accountant = privacy_engine if hasattr(privacy_engine, "history") else getattr(privacy_engine, "accountant", None)
         self.reads_before_attach = self.dataset.take()
         self.bulk_before_attach = list(self.dataset.bulk)
+        self.worker_reads_before_attach = self.dataset.worker_reads()
         self._params = list(model.parameters())
         self._snapshot = self._flat_parameters()
         clip = optimizer.clip_and_accumulate
@@ -163,22 +185,27 @@ class WitnessHooks:
 
         inner.step = noisy_step
 
-    def _flat_parameters(self) -> Any:
+    def _flat_parameters(self) -> np.ndarray:
         """Every parameter of the attached model, flattened into one copy."""
-        import torch
-
-        with torch.no_grad():
-            return torch.cat([p.reshape(-1) for p in self._params]) if self._params else torch.zeros(0)
+        if not self._params:
+            return np.zeros(0)
+        where = [(p.data_ptr(), p.shape) for p in self._params]
+        if where != self._view_places:  # first call, or a parameter's storage was replaced (p.data = ...)
+            views = [_host(p).reshape(-1) for p in self._params]
+            shared = all(np.shares_memory(v, _host(p)) for v, p in zip(views, self._params))
+            self._views, self._view_places = views, (where if shared else None)  # copies (another device): no reuse
+        else:
+            views = self._views  # numpy views of the parameters' storage: they see every in-place change
+        return np.concatenate(views)
 
     def _changed(self) -> list[int]:
         """The parameters that differ from the snapshot (one comparison when none does)."""
-        import torch
-
         now = self._flat_parameters()
-        if torch.equal(now, self._snapshot):
+        if np.array_equal(now, self._snapshot):
             return []
-        sizes = [p.numel() for p in self._params]
-        return [k for k, (a, b) in enumerate(zip(now.split(sizes), self._snapshot.split(sizes))) if not torch.equal(a, b)]
+        cuts = np.cumsum([p.numel() for p in self._params])[:-1]
+        return [k for k, (a, b) in enumerate(zip(np.split(now, cuts), np.split(self._snapshot, cuts)))
+                if not np.array_equal(a, b)]
 
     # ------------------------------------------------------------------ reads and clipping
     def _file_reads(self, rows: int) -> None:
@@ -191,49 +218,58 @@ class WitnessHooks:
             self.unledgered_examples += rows - len(reads)
 
     def _clip(self, optimizer: Any, clip: Any) -> Any:
-        import torch
-
         params = optimizer.params
-        samples = [optimizer._get_flat_grad_sample(p).detach() for p in params]
+        samples = [optimizer._get_flat_grad_sample(p) for p in params]
         rows = int(samples[0].shape[0]) if samples else 0
         self._file_reads(rows)
         if rows == 0:
+            self._clipped = None
             return clip()
-        before = [None if p.summed_grad is None else p.summed_grad.detach().clone() for p in params]
+        before = _flat_summed(params) if any(p.summed_grad is not None for p in params) else None
         out = clip()
-        added = [p.summed_grad.detach() - (0 if b is None else b) for p, b in zip(params, before)]
         record = self.clipping
         bound = float(optimizer.max_grad_norm)
         record.bound = max(record.bound, bound)
         record.batches += 1
         record.examples += rows
-        flat = [g.reshape(rows, -1) for g in samples]  # per parameter: examples x its coordinates (no copy)
-        layer_norms = torch.stack([g.norm(dim=1) for g in flat], dim=1)
-        norms = layer_norms.norm(dim=1)
-        record.above_bound += int((norms > bound).sum())
-        target = [a.reshape(-1) for a in added]
+        # per parameter: examples x its coordinates (views, no copy: a concatenated matrix would cost a fresh
+        # allocation of the whole batch's gradients every step)
+        grads = [_host(g).reshape(rows, -1) for g in samples]
+        row_squares = [_row_squares(g) for g in grads]  # per parameter: each example's squared norm
+        norms = np.sqrt(sum(row_squares))  # each example's gradient norm over all parameters together
+        self._clipped = _flat_summed(params)  # the clipped sum so far (of every micro-batch since the last noisy step)
+        target = self._clipped if before is None else self._clipped - before  # what this clip added
         thresholds = getattr(optimizer, "max_grad_norms", None)
-        factors = (bound / (norms + 1e-6)).clamp(max=1.0)
         if thresholds is not None and len(thresholds) == len(samples):  # Opacus' per-layer clipping
-            limits = torch.as_tensor([float(t) for t in thresholds], dtype=norms.dtype)
-            per_layer = (limits / (layer_norms + 1e-6)).clamp(max=1.0)
-            if _matches(target, [per_layer[:, k] @ g for k, g in enumerate(flat)], bound):
+            layer_norms = np.sqrt(np.stack(row_squares, axis=1))  # examples x parameters
+            limits = np.array([float(t) for t in thresholds], dtype=layer_norms.dtype)
+            per_layer = np.minimum(limits / (layer_norms + 1e-6), 1.0)
+            reference = np.concatenate([_weighted_sum(per_layer[:, k], g) for k, g in enumerate(grads)])
+            gap, size = _gap(target, reference)
+            if gap <= _TOLERANCE * max(size, bound):
+                record.above_bound += int(np.count_nonzero(norms > bound))
                 record.witnessed["per_layer"] += 1
-                record.max_clipped_norm = max(record.max_clipped_norm, float((per_layer * layer_norms).norm(dim=1).max()))
+                largest = float(np.sqrt(np.square(per_layer * layer_norms).sum(axis=1)).max())
+                record.max_clipped_norm = max(record.max_clipped_norm, largest)
                 return out
-        if _matches(target, [factors @ g for g in flat], bound):
+        factors = np.minimum(bound / (norms + 1e-6), 1.0)
+        # the sum of each example's gradient clipped to C over all parameters together
+        reference = np.concatenate([_weighted_sum(factors, g) for g in grads])
+        gap, size = _gap(target, reference)
+        largest = float((factors * norms).max())
+        record.above_bound += int(np.count_nonzero(norms > bound))
+        if gap <= _TOLERANCE * max(size, bound):
             record.witnessed["flat"] += 1
-            record.max_clipped_norm = max(record.max_clipped_norm, float((factors * norms).max()))
+            record.max_clipped_norm = max(record.max_clipped_norm, largest)
             return out
-        if self._probes_left <= 0:
+        if self._probes_left <= 0 or record.violated():  # a violation shown is the finding: more probes cannot undo it
             record.unprobed += 1
             return out
         self._probes_left -= 1
         record.witnessed["probed"] += 1
         clipped = self._probe(optimizer, clip, samples)
-        record.max_clipped_norm = max(record.max_clipped_norm, float(clipped.norm(dim=1).max()))
-        total = torch.cat(target)
-        gap = float((clipped.sum(dim=0) - total).norm()) / max(float(total.norm()), bound)
+        record.max_clipped_norm = max(record.max_clipped_norm, float(np.sqrt(np.square(clipped).sum(axis=1)).max()))
+        gap = math.sqrt(_squares(clipped.sum(axis=0) - target)) / max(math.sqrt(_squares(target)), bound)
         record.batch_dependence = max(record.batch_dependence, gap)
         if gap > _TOLERANCE:
             record.batch_dependent += 1
@@ -242,8 +278,6 @@ class WitnessHooks:
     def _probe(self, optimizer: Any, clip: Any, samples: list[Any]) -> Any:
         """Each example's clipped gradient (rows: examples, columns: all coordinates), from the optimizer's own
         clip run on that example alone; every parameter's state is restored afterwards."""
-        import torch
-
         params = optimizer.params
         saved = [(p.grad_sample, p.summed_grad) for p in params]
         rows = int(samples[0].shape[0])
@@ -254,18 +288,14 @@ class WitnessHooks:
                     p.grad_sample = g[i:i + 1].clone()
                     p.summed_grad = None
                 clip()
-                out.append(torch.cat([p.summed_grad.detach().reshape(-1) for p in params]))
+                out.append(_flat_summed(params))
         finally:
             for p, (grad_sample, summed) in zip(params, saved):
                 p.grad_sample, p.summed_grad = grad_sample, summed
-        return torch.stack(out)
+        return np.stack(out)
 
     # ------------------------------------------------------------------ noisy steps
     def _before_noisy_step(self, optimizer: Any) -> None:
-        import torch
-
-        from ..opacus_hooks import _declared_scale
-
         index = len(self.step_batches)
         changed = self._changed()
         if changed:
@@ -275,36 +305,41 @@ class WitnessHooks:
         self._current = []
         bound = float(optimizer.max_grad_norm)
         sigma = float(optimizer.noise_multiplier)
-        params = [p for p in optimizer.params if p.grad is not None and getattr(p, "summed_grad", None) is not None]
-        if not params or len(params) != len(optimizer.params) or bound <= 0:
+        every = optimizer.params
+        params = [p for p in every if p.grad is not None and getattr(p, "summed_grad", None) is not None]
+        if not params or len(params) != len(every) or bound <= 0:
             self.unwitnessed_noise += 1
             return
         divisor = _declared_scale(optimizer)
-        with torch.no_grad():
-            noise = torch.cat([(divisor * p.grad - p.summed_grad).reshape(-1) for p in params]).to(torch.float64)
-        squares = float(noise.dot(noise))
-        self.step_noise.append((int(noise.numel()), squares / bound ** 2, sigma, bound))
+        grads = np.concatenate([_host(p.grad).reshape(-1) for p in params])
+        clipped = self._clipped if self._clipped is not None and self._clipped.size == grads.size else _flat_summed(params)
+        self._clipped = None
+        noise = (divisor * grads - clipped).astype(np.float64)
+        squares = _dot(noise, noise)
+        self.step_noise.append((int(noise.size), squares / bound ** 2, sigma, bound))
         if sigma > 0:
-            z = noise / (sigma * bound)
-            self._noise_sum = z.clone() if self._noise_sum is None else self._noise_sum + z
-            self._noise_squares += float(z.dot(z))
+            scale = sigma * bound
+            if self._noise_sum is None:
+                self._noise_sum = noise / scale
+            else:
+                self._noise_sum += noise / scale
+            self._noise_squares += squares / scale ** 2
             self._noise_steps += 1
 
     def independence_statistics(self) -> tuple[int, int, float, float]:
         """(steps, coordinates, |sum_t z_t|^2, sum_t |z_t|^2), z_t the noise in units of the optimizer's sigma C."""
         if self._noise_sum is None:
             return 0, 0, 0.0, 0.0
-        total = float(self._noise_sum.dot(self._noise_sum))
-        return self._noise_steps, int(self._noise_sum.numel()), total, self._noise_squares
+        total = _dot(self._noise_sum, self._noise_sum)
+        return self._noise_steps, int(self._noise_sum.size), total, self._noise_squares
 
     # ------------------------------------------------------------------ the end of the run
     def finish(self, model: Any) -> None:
         """File the reads left after the last noisy step and compare the model returned with the last noisy
         step's parameters."""
-        import torch
-
         left = self.dataset.take()
         self.stray_after += len(left) + len(self._current)
+        self.worker_reads_after_attach = self.dataset.worker_reads() - self.worker_reads_before_attach
         self._current = []
         self.bulk_after_attach = self.dataset.bulk[len(self.bulk_before_attach):]
         if model is None:
@@ -313,25 +348,62 @@ class WitnessHooks:
             return
         returned = list(model.parameters()) if hasattr(model, "parameters") else []
         ids = {id(p): k for k, p in enumerate(self._params)}
-        snapshot = list(self._snapshot.split([p.numel() for p in self._params])) if self._params else []
-        snapshot = [s.view_as(p) for s, p in zip(snapshot, self._params)]
+        cuts = np.cumsum([p.numel() for p in self._params])[:-1]
+        snapshot = [s.reshape(tuple(p.shape)) for s, p in zip(np.split(self._snapshot, cuts), self._params)]
         if returned and all(id(p) in ids for p in returned):
             pairs = [(p, snapshot[ids[id(p)]]) for p in returned]
-        elif len(returned) == len(self._params) and all(p.shape == s.shape for p, s in zip(returned, snapshot)):
+        elif len(returned) == len(self._params) and all(tuple(p.shape) == s.shape for p, s in zip(returned, snapshot)):
             pairs = list(zip(returned, snapshot))
         else:
             self.unexplained.append(f"the model returned ({type(model).__name__}) does not hold the attached model's "
                                     "parameters, so what it learnt cannot be traced to the noisy steps")
             return
-        changed = sum(not torch.equal(p.detach(), s) for p, s in pairs)
+        changed = sum(not np.array_equal(_host(p), s) for p, s in pairs)
         if changed:
             where = "after attach" if not self.step_batches else f"after the last noisy step ({len(self.step_batches)})"
             self.unexplained.append(f"{changed} parameter tensor(s) of the model returned changed {where}")
 
 
-def _matches(target: list[Any], reference: list[Any], bound: float) -> bool:
-    """Whether the clipped sum equals the reference (both per parameter) up to float32 rounding, relative to
-    the reference's norm (at least C)."""
-    gap = sum(float((t - r).square().sum()) for t, r in zip(target, reference))
-    size = sum(float(r.square().sum()) for r in reference)
-    return gap ** 0.5 <= _TOLERANCE * max(size ** 0.5, bound)
+def _host(tensor: Any) -> np.ndarray:
+    """A tensor's values as a numpy array (a view of a CPU tensor; a copy from another device or of a half-precision
+    dtype): the ledger's per-step arithmetic on small arrays costs a fraction of torch's per-operation dispatch."""
+    try:
+        return tensor.detach().numpy()
+    except (TypeError, RuntimeError):  # on another device, or a dtype numpy does not have
+        import torch
+
+        tensor = tensor.detach().cpu()
+        return (tensor.float() if tensor.dtype in (torch.float16, torch.bfloat16) else tensor).numpy()
+
+
+_SMALL = 8192  # elements: below this numpy's BLAS runs one thread and temporaries are cheap
+
+
+def _row_squares(g: np.ndarray) -> np.ndarray:
+    """Each row's sum of squares (np.einsum for a large matrix: no temporary, no BLAS threads)."""
+    return (g * g).sum(axis=1) if g.size < _SMALL else np.einsum("ij,ij->i", g, g)
+
+
+def _weighted_sum(weights: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """sum_i weights_i g_i over the rows (np.einsum for a large matrix: no BLAS threads)."""
+    return weights @ g if g.size < _SMALL else np.einsum("i,ij->j", weights, g)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b) if a.size < _SMALL else float(np.einsum("i,i->", a, b))
+
+
+def _gap(target: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
+    """|target - reference| and |reference| (sums of squares in float64)."""
+    return math.sqrt(_squares(target - reference)), math.sqrt(_squares(reference))
+
+
+def _squares(vector: np.ndarray) -> float:
+    """sum_i x_i^2 in float64."""
+    return float(np.square(vector, dtype=np.float64).sum())
+
+
+def _flat_summed(params: list[Any]) -> np.ndarray:
+    """The clipped sums ``summed_grad`` of ``params``, flattened into one vector (zeros where a parameter holds none)."""
+    return np.concatenate([np.zeros(p.numel(), dtype=np.float32) if p.summed_grad is None else _host(p.summed_grad).reshape(-1)
+                           for p in params])

@@ -11,7 +11,7 @@ from ..._validation import check_delta, check_nonnegative_int, check_probability
 from ...errors import DPAuditError, InvalidArgumentType, MechanismError
 from ...events import PrivacyEvent
 from ..protocol import looks_like_a_shape_error
-from .checks import WitnessCheck, witness_checks
+from .checks import WitnessCheck, ledger_limits, witness_checks
 from .claim import claimed_run
 from .dataset import shape_probes_unlogged, wrap_dataset
 from .recorder import WitnessHooks
@@ -85,8 +85,9 @@ def witness_run(train: Callable[[Any, int, Any], Any], *, dataset: Any, seed: in
         train: ``train(dataset, seed, hooks) -> model``, calling ``hooks.attach(model, optimizer,
             privacy_engine)`` right after ``make_private`` (the third argument may be a bare Opacus accountant).
         dataset: the private data, map-style (``dataset[i]``, ``len``); the train function receives it in
-            the ledger's wrapper and must read it one record at a time (a DataLoader does, with
-            ``num_workers=0``).
+            the ledger's wrapper and must read it through ``dataset[i]`` (a DataLoader does). Reads in
+            DataLoader worker processes (``num_workers > 0``) are counted, not placed: after attach they leave
+            the data checks of the steps not tested, with a warning (use ``num_workers=0``).
         seed: handed to ``train``; also seeds the Monte Carlo sampling tests.
         claim: None (the engine's accountant history), an event tree, or an epsilon at ``delta``.
         delta: where an epsilon claim holds.
@@ -134,6 +135,6 @@ def witness_run(train: Callable[[Any, int, Any], Any], *, dataset: Any, seed: in
     claimed = claimed_run(claim, hooks.accountant, delta)
     checks = witness_checks(hooks, claimed, len(ledger), alpha, seed)
     return WitnessResult(checks=tuple(checks), false_alarm_rate=alpha, claim=claimed.to_dict(),
-                         warnings=claimed.warnings, records=len(ledger), noisy_steps=len(hooks.step_batches), seed=seed,
+                         warnings=claimed.warnings + ledger_limits(hooks), records=len(ledger), noisy_steps=len(hooks.step_batches), seed=seed,
                          seconds=time.perf_counter() - started, check_seconds=time.perf_counter() - trained)
 
