@@ -44,7 +44,10 @@ floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be plan
 computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
 the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
 while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
-returned. It stays finite and tight down to 1e-30 and beyond.
+returned. It stays finite and tight down to 1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
+planned, the lower end of ``epsilon_interval`` is likewise read by tilting alone (the optimistic one grid,
+refined as the interval asks; the plain optimistic read-out only where tilting gives nothing positive), the
+add direction only where its Chernoff bound exceeds the remove direction's lower end.
 
 Compositions of bounded-range mechanisms alone (``BoundedRange(eps)`` composed any number of times, up
 to :data:`.bounded_range.MAX_WORK`) are not discretised as a dominating pair: their exact optimal adaptive
