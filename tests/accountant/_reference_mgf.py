@@ -21,6 +21,10 @@ M_remove(s) = E_N(0,1)[(1 - q + q r)^{1 + s}], M_add(s) = E_N(0,1)[(1 - q + q r)
 3. The t-grid is refined (halving dt, doubling the range) until two successive delta values agree to
    ``rtol``; epsilon(delta) by bisection on eps. epsilon = the larger of the two directions'.
 
+Checks: the T-fold Gaussian mechanism (q = 1) against its closed form, to 3e-13 relative in epsilon; q = 0.01,
+sigma = 1, T = 100, delta = 1e-10: 2.1628199, inside the rigorous bracket [2.1528210, 2.1628226] of
+``_reference_small_delta`` at step 2e-4.
+
 Accuracy: not a proven bracket, but every approximation is exponentially convergent and checked by its own
 refinement; the returned (eps, err) carries err = the change of epsilon between the last two refinements
 plus the bisection width (typically 1e-9 relative).
@@ -96,7 +100,7 @@ def log_mgf(q: float, sigma: float, s: np.ndarray, direction: str, c_max: float 
                              - weight[None, :])
         m1 = terms.sum(axis=1)  # M - 1 (E[1] = 1 removed exactly, term by term)
         re, im = m1.real, m1.imag
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             precise = 0.5 * np.log1p(2.0 * re + re * re + im * im) + 1j * np.arctan2(im, 1.0 + re)
             # M far from 1 (ln M > 300): no cancellation to avoid, sum in log space
             scaled = np.exp(log_terms - top[:, None]).sum(axis=1)
