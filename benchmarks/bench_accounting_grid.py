@@ -295,7 +295,10 @@ def report(grid: list[dict], fuzz: list[dict], fuzz_note: str = "run in the same
                   f"{sum(r['width'] > 0.01 for r in grid)}; "
                   "below the reference by more than its uncertainty: "
                   f"{sum(r['below_reference'] for r in grid if 'below_reference' in r)}.",
-                  "", "Rows marked (exact) at delta <= 1e-9 use the exact reference of "
+                  "", f"Rows marked (exact) ({sum(r.get('reference_kind') == 'exact' for r in grid)}; dp_accounting's "
+                  "pessimistic epsilon at its equal-tightness interval is below the exact value in "
+                  f"{sum(r.get('reference_kind') == 'exact' and r.get('peer_epsilon', math.inf) < r['reference'] for r in grid)}"
+                  " of them) at delta <= 1e-9 use the exact reference of "
                   "reports/accounting_small_delta_reference.md (Laplace inversion of the exact moment generating function, "
                   "no grid; bench_small_delta_reference.py, --exact-from) instead of dp_accounting's extrapolation, with "
                   "their lower end and interval time from that run of the current code. dp_accounting is no reference "
