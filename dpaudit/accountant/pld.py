@@ -325,7 +325,7 @@ class PLDAccountant(AttackRiskReadouts):
             self._last_refinement = 0
             return min(lower, upper), upper
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
-               and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
+               and refinement < MAX_REFINEMENTS and self._lower_cells(refinement, target_delta) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
             try:
                 finer = self._epsilon(target_delta, pessimistic=False, refinement=refinement)
@@ -489,7 +489,7 @@ class PLDAccountant(AttackRiskReadouts):
                     tilted, cells = tilted_lower_epsilon(
                         leaves, self.neighbouring, self.tilt_step(False) / 2**refinement, target_delta,
                         add_bound=lambda: self._chernoff_epsilon(1, target_delta))
-                    self._cache[("tilted cells", refinement)] = cells
+                    self._cache[("tilted cells", target_delta, refinement)] = cells
             except AccountingTooLargeError:
                 tilted = math.inf if pessimistic else 0.0
             self._cache[key] = tilted
@@ -701,9 +701,10 @@ class PLDAccountant(AttackRiskReadouts):
         return (target_delta < SMALL_DELTA and self.discretisation_interval is None
                 and getattr(self, "_level", None) is None)
 
-    def _lower_cells(self, refinement: int) -> int:
-        """Cells of the lower end's composed PLD at ``refinement`` (the tilted one when it alone was read)."""
-        cells = self._cache.get(("tilted cells", refinement))
+    def _lower_cells(self, refinement: int, target_delta: float) -> int:
+        """Cells of the lower end's composed PLD at ``refinement`` (the tilted one when it alone was read at
+        ``target_delta``)."""
+        cells = self._cache.get(("tilted cells", target_delta, refinement))
         if cells is not None and False not in self._grids and (False, refinement) not in self._grids:
             return cells
         remove, add = self._plds(False, refinement)

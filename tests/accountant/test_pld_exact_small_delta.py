@@ -55,3 +55,15 @@ def test_reference_mgf_is_the_gaussian_one_at_q_1():
         exact = np.exp(s * (1 + s) / (2 * sigma**2))
         scale = np.exp(s.real * (1 + s.real) / (2 * sigma**2))
         assert np.all(np.abs(ours - exact) <= 1e-12 * scale), (ours, exact)
+
+
+def test_lower_end_below_small_delta_is_read_by_tilting_alone():
+    """Below SMALL_DELTA (float budgets not plannable at 3e5 steps) the plain optimistic grid, whose float error
+    exceeds the target, is not composed at all; the tilted lower end still brackets the exact value
+    (93.1229702727, pinned from the same reference)."""
+    acct = _accountant(0.03, 2.0, 300_000)
+    lower, upper = acct.epsilon_interval(1e-10)
+    assert lower <= 93.1229702727 <= upper <= 93.1229702727 * (1 + 1e-3)
+    assert upper / lower - 1 < 0.005
+    plain_lower = [key for key in acct._grids if key is False or (isinstance(key, tuple) and key[0] is False)]
+    assert plain_lower == []
