@@ -44,7 +44,10 @@ floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be plan
 computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
 the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
 while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
-returned. It stays finite and tight down to 1e-30 and beyond.
+returned. It stays finite and tight down to 1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
+planned, the lower end of ``epsilon_interval`` is likewise read by tilting alone (the optimistic one grid,
+refined as the interval asks; the plain optimistic read-out only where tilting gives nothing positive), the
+add direction only where its Chernoff bound exceeds the remove direction's lower end.
 
 Compositions of bounded-range mechanisms alone (``BoundedRange(eps)`` composed any number of times, up
 to :data:`.bounded_range.MAX_WORK`) are not discretised as a dominating pair: their exact optimal adaptive
@@ -397,7 +400,7 @@ class PLDAccountant(AttackRiskReadouts):
                           ) -> tuple[float, float]:
         """The lower end's grid halved while it trails the upper end (see :meth:`epsilon_interval`)."""
         while (math.isfinite(upper) and upper > 0 and lower < (1.0 - INTERVAL_GAP) * upper
-               and refinement < MAX_REFINEMENTS and self._lower_cells(refinement) * 2 <= _MAX_LOWER_CELLS):
+               and refinement < MAX_REFINEMENTS and self._lower_cells(refinement, target_delta) * 2 <= _MAX_LOWER_CELLS):
             refinement += 1
             try:
                 finer = self._epsilon(target_delta, pessimistic=False, refinement=refinement)
@@ -509,14 +512,19 @@ class PLDAccountant(AttackRiskReadouts):
             return exact.epsilon_lower(target_delta)
         if target_delta == 0.0 and pessimistic:
             return self._pure_epsilon()
-        if (pessimistic and refinement == 0 and target_delta < SMALL_DELTA and self.discretisation_interval is None
-                and getattr(self, "_level", None) is None):
+        if self._tilted_only(target_delta) and (refinement == 0 or not pessimistic):
             # float64 storage cannot plan the plain grid's floor below the target (about 4 u n over n steps): the
-            # tilted read-out answers, the plain one only where tilting gives nothing finite
-            tilted = self._with_tilted(math.inf, target_delta, True)
-            if math.isfinite(tilted):
-                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
-                           self._zcdp_epsilon(target_delta))
+            # tilted read-out answers, the plain one only where tilting gives nothing finite (upper), nothing
+            # positive (lower)
+            if pessimistic:
+                tilted = self._with_tilted(math.inf, target_delta, True)
+                if math.isfinite(tilted):
+                    return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                               self._zcdp_epsilon(target_delta))
+            else:
+                tilted = self._with_tilted(0.0, target_delta, False, refinement)
+                if tilted > 0.0:
+                    return round_down(tilted)
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -544,7 +552,7 @@ class PLDAccountant(AttackRiskReadouts):
         grids (leaves on the fine grid, coarsened while composed), the lower side on the one grid. A tilted
         grid too large to build (:class:`~dpaudit.errors.AccountingTooLargeError`: a large tilt reaching far
         into a subsampled leaf's tail) leaves ``value`` as it is."""
-        from .pld_tilted import tilted_epsilon
+        from .pld_tilted import tilted_epsilon, tilted_lower_epsilon
 
         key = ("tilted", target_delta, pessimistic, refinement, None if pessimistic else getattr(self, "_lower_delta", None))
         if key not in self._cache:
@@ -552,9 +560,13 @@ class PLDAccountant(AttackRiskReadouts):
             try:
                 if pessimistic and self.discretisation_interval is None:
                     tilted = self._tilted_upper(leaves, target_delta)
+                elif pessimistic:
+                    tilted = tilted_epsilon(leaves, self.neighbouring, self.tilt_step(True), target_delta, True)
                 else:
-                    step = self.tilt_step(pessimistic) / 2**refinement
-                    tilted = tilted_epsilon(leaves, self.neighbouring, step, target_delta, pessimistic)
+                    tilted, cells = tilted_lower_epsilon(
+                        leaves, self.neighbouring, self.tilt_step(False) / 2**refinement, target_delta,
+                        add_bound=lambda: self._chernoff_epsilon(1, target_delta))
+                    self._cache[("tilted cells", target_delta, refinement)] = cells
             except AccountingTooLargeError:
                 tilted = math.inf if pessimistic else 0.0
             self._cache[key] = tilted
@@ -772,7 +784,19 @@ class PLDAccountant(AttackRiskReadouts):
         self._level = level
         return budgets(*level) if level is not None else budgets(TAIL_MASS, PRECISE_BUDGET)
 
-    def _lower_cells(self, refinement: int) -> int:
+    def _tilted_only(self, target_delta: float) -> bool:
+        """Whether a read-out at ``target_delta`` is by exponential tilting alone: below :data:`SMALL_DELTA` on
+        the automatic grid where the plain grid's float error cannot be planned below the target
+        (:meth:`_budgets`); the plain grid is then only a fallback."""
+        return (target_delta < SMALL_DELTA and self.discretisation_interval is None
+                and getattr(self, "_level", None) is None)
+
+    def _lower_cells(self, refinement: int, target_delta: float) -> int:
+        """Cells of the lower end's composed PLD at ``refinement`` (the tilted one when it alone was read at
+        ``target_delta``)."""
+        cells = self._cache.get(("tilted cells", target_delta, refinement))
+        if cells is not None and False not in self._grids and (False, refinement) not in self._grids:
+            return cells
         remove, add = self._plds(False, refinement)
         return max(remove.pmf.size, add.pmf.size)
 

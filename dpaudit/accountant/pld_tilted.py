@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.fft
@@ -38,7 +39,8 @@ from .leaf_plds import build_leaf, log_mgf_curve
 from .pld_core.grid import (GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error,
                              multiresolution_power)
 
-__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_delta", "MAX_TILTED_CELLS",
+__all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_lower_epsilon",
+           "tilted_delta", "MAX_TILTED_CELLS",
            "check_tilted_cells"]
 
 #: Largest grid (cells) one tilted leaf may need; beyond it the tilted read-out is refused
@@ -297,15 +299,15 @@ class TiltedPLD:
         the exact epsilon is >= eps): a scan of 256 points up to the top of the grid, then bisection
         between the last failing and the next meeting point. delta_lower need not be monotone (the
         float error subtracted can make it 0 where the tilted mass is small), so every returned point is
-        itself checked; 0 when none fails."""
+        itself checked; 0 when none fails. The scan runs from the top down and stops at the first failing
+        point (the largest one: the same point a full scan finds, without evaluating the ones below it)."""
         top = (self.offset + self.pmf.size) * self.step
         if top <= 0:
             return 0.0
         grid = np.linspace(0.0, top, 257)
-        failing = [x for x in grid if not meets(float(x))]
-        if not failing:
+        low = next((float(x) for x in grid[::-1] if not meets(float(x))), None)
+        if low is None:
             return 0.0
-        low = float(failing[-1])
         high = min(top, low + top / 256)
         for _ in range(100):
             if high - low <= 1e-11 * high:
@@ -475,6 +477,26 @@ def tilted_epsilon_of(leaves: Counter[Leaf], relation: str, step: float, lam: fl
         return tilted_pld(leaves, relation, step, lam, direction, True, fine).epsilon(target_delta)
     except _Futile:
         return math.inf
+
+
+def tilted_lower_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_delta: float,
+                         add_bound: Callable[[], float] | None = None) -> tuple[float, int]:
+    """(lower bound on epsilon(target_delta) of the composed pairs, cells of the largest composed tilted PLD)
+    on the optimistic grid of ``step``: the larger of the two directions' lower bounds. The add direction is
+    not computed when ``add_bound()`` (an upper bound on its exact epsilon) is at most the remove direction's
+    lower bound: it could not raise the maximum. 0.0 where a tilted leaf's float error would swamp it."""
+    lams = choose_tilts(leaves, relation, step, target_delta=target_delta, cell_step=step)
+    value, cells = 0.0, 0
+    for direction, lam in enumerate(lams):
+        if direction == 1 and add_bound is not None and add_bound() <= value:
+            break
+        try:
+            pld = tilted_pld(leaves, relation, step, lam, direction, False)
+        except _Futile:
+            continue
+        cells = max(cells, pld.pmf.size)
+        value = max(value, pld.epsilon(target_delta))
+    return value, cells
 
 
 def tilted_delta(leaves: Counter[Leaf], relation: str, step: float, target_epsilon: float,
