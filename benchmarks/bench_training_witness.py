@@ -272,7 +272,7 @@ def render(data: dict) -> str:
         load = f" (1-minute load average {min(loads):.1f}-{max(loads):.1f} during the section)" if loads else ""
         worst = max(r["ratio_median"] for r in rows)
         lines += ["## Cost: witness_run against one plain run", "",
-                  f"Measured on a shared machine: 2 cores used by other jobs at the same time{load}. Each stack: "
+                  f"Measured on 2 cores{load}; other jobs may have shared them. Each stack: "
                   f"{next(iter(rows))['pairs']} pairs of the same training with a do-nothing hooks object (plain) and "
                   f"witnessed, alternating (plain first in even pairs, witnessed first in odd ones) so that load changes "
                   f"hit both; times are the {clock} (what the run computed, which other jobs disturb less than wall "
