@@ -126,6 +126,26 @@ def test_mismatched_versions_say_which_and_how_to_fix():
         check_worker_versions({"dpaudit": "0.1.0", "numpy": "2"}, {"tcp://w:1": {"dpaudit": "0.1.0", "numpy": "1.0"}})
 
 
+class _AnsweringClient:
+    """A client whose workers answer the version check with the given results (an exception: that worker's error)."""
+
+    def __init__(self, answers):
+        self.answers = answers
+
+    def run(self, function, on_error="raise"):
+        assert on_error == "return"
+        return {worker: function() if answer is None else answer for worker, answer in self.answers.items()}
+
+
+def test_a_worker_that_leaves_during_the_version_check_is_left_out_and_other_errors_are_raised():
+    from distributed.comm.core import CommClosedError
+
+    with DaskBackend(_AnsweringClient({"tcp://w:1": None, "tcp://w:2": CommClosedError("Stream is closed")})):
+        pass  # the worker that left runs nothing; the one that answered is checked
+    with pytest.raises(ClusterError, match="cannot import"):
+        DaskBackend(_AnsweringClient({"tcp://w:1": None, "tcp://w:2": ImportError("no numpy")})).__enter__()
+
+
 def test_invalid_scheduler_argument():
     with pytest.raises(ValueError, match="scheduler"):
         dpaudit.audit(LAPLACE, [0], [1], samples=1_000, scheduler=42)

@@ -136,9 +136,16 @@ class DaskBackend:
         else:
             self._client = self.scheduler
         try:
-            remote = self._client.run(_worker_versions)
+            answers = self._client.run(_worker_versions, on_error="return")
         except Exception as exc:  # noqa: BLE001 - any failure here is the cluster's
             raise _explain(exc) from exc
+        remote = {}
+        for worker, answer in answers.items():
+            if isinstance(answer, OSError):  # the worker left while asked (its connection closed): it runs nothing
+                continue
+            if isinstance(answer, BaseException):
+                raise _explain(answer) from answer
+            remote[worker] = answer
         if not remote:
             raise ClusterError(f"the Dask scheduler at {self._client.scheduler.address} has no workers; start some with "
                                f"`dask worker {self._client.scheduler.address}`")
