@@ -561,7 +561,7 @@ class PLDAccountant(AttackRiskReadouts):
                 if pessimistic and self.discretisation_interval is None:
                     tilted = self._tilted_upper(leaves, target_delta)
                 elif pessimistic:
-                    tilted = tilted_epsilon(leaves, self.neighbouring, self.tilt_step(True), target_delta, True)
+                    tilted = tilted_epsilon(leaves, self.neighbouring, self.tilt_step(True), target_delta)
                 else:
                     tilted, cells = tilted_lower_epsilon(
                         leaves, self.neighbouring, self.tilt_step(False) / 2**refinement, target_delta,

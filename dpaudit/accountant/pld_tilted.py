@@ -457,16 +457,15 @@ def choose_tilts(leaves: Counter[Leaf], relation: str, step: float, *, target_de
     return lams
 
 
-def tilted_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_delta: float,
-                   pessimistic: bool = True, fine: int = 1) -> float:
-    """Upper (pessimistic) or lower bound on epsilon(target_delta) of the composed pairs (both directions);
-    ``fine``: see :func:`tilted_pld`."""
-    lams = choose_tilts(leaves, relation, step, target_delta=target_delta, cell_step=step / (fine if pessimistic else 1))
+def tilted_epsilon(leaves: Counter[Leaf], relation: str, step: float, target_delta: float, fine: int = 1) -> float:
+    """Upper bound on epsilon(target_delta) of the composed pairs (both directions); ``fine``: see
+    :func:`tilted_pld`. The lower bound is :func:`tilted_lower_epsilon`."""
+    lams = choose_tilts(leaves, relation, step, target_delta=target_delta, cell_step=step / fine)
     try:
-        return max(tilted_pld(leaves, relation, step, lam, d, pessimistic, fine).epsilon(target_delta)
+        return max(tilted_pld(leaves, relation, step, lam, d, True, fine).epsilon(target_delta)
                    for d, lam in enumerate(lams))
     except _Futile:
-        return math.inf if pessimistic else 0.0
+        return math.inf
 
 
 def tilted_epsilon_of(leaves: Counter[Leaf], relation: str, step: float, lam: float, direction: int,
