@@ -13,12 +13,14 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .draw_stream import SLOTS, DrawStream, start_worker, worker_died
+from .threads import limit_numeric_threads, one_numeric_thread
 
 __all__ = ["BLOCK_SIZE", "Backend", "SerialBackend", "ProcessBackend", "Progress", "close_progress", "map_both", "BothInputs",
            "Finish"]
@@ -114,7 +116,14 @@ class ProcessBackend:
     trip per chunk or per look. Other maps go in
     chunks (about CHUNKS_PER_WORKER per worker per map: few round trips) to whichever worker process is free, or else
     run here. Only what the task returns comes back (counts, for certification). The block seeds itself, so the numbers
-    are the same wherever it runs."""
+    are the same wherever it runs.
+
+    Once worker processes start, this process (until the backend closes) and every worker process run their BLAS/OpenMP
+    pools with one thread
+    (``threads.py``): ``workers`` processes on ``workers`` cores leave no core for a second thread, and a fork shuts
+    OpenBLAS's threads down (its ``pthread_atfork`` handler), so every later change of its thread count back up
+    (leaving the witness search's one-thread block) starts new threads that spin on the core a worker needs: measured
+    at 0.07-0.10 CPU seconds per audit, a fifth of a 10^7-sample Laplace audit's total, before this limit."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers
@@ -129,6 +138,7 @@ class ProcessBackend:
         self._pipes: list[Any] = []  # both ends of every pipe (closed with the backend)
         self._claims: Any = None
         self._lock: Any = None
+        self._threads: ExitStack | None = None
 
     def __enter__(self) -> ProcessBackend:
         context = multiprocessing.get_context()
@@ -162,6 +172,9 @@ class ProcessBackend:
                 pool.shutdown(wait=exc_type is not None, cancel_futures=True)
             for end in self._pipes:
                 end.close()
+            threads, self._threads = self._threads, None
+            if threads is not None:
+                threads.close()
 
     def _here(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         started = time.perf_counter()
@@ -188,6 +201,7 @@ class ProcessBackend:
         self._end_stream()
         self._started, self._streams = True, self._streams + 1
         keep = AHEAD_BYTES // max(1, item_bytes) // len(self._lanes)
+        self._one_thread()
         self._stream = DrawStream(self._streams, key, draw, items, keep, self._lanes, self._channels, self._claims,
                                   self._lock)
 
@@ -214,7 +228,14 @@ class ProcessBackend:
                 return self.map(task, blocks)
         self._end_stream()  # its workers are needed for this map
         self._started = True
+        self._one_thread()
         return self._spread(task, blocks)
+
+    def _one_thread(self) -> None:
+        """From now until the backend closes, one BLAS/OpenMP thread in this process (the workers start)."""
+        if self._threads is None:
+            self._threads = ExitStack()
+            self._threads.enter_context(one_numeric_thread())
 
     def _spread(self, task: Callable[[int], Any], blocks: list[int]) -> list[Any]:
         """Run ``blocks`` in the worker processes and in this process: in chunks handed to whichever worker process has
@@ -301,8 +322,10 @@ def close_progress(progress: Any) -> None:
 
 def _start_worker(channel: Any, claims: Any, lock: Any) -> None:
     """In a new worker process: leave Ctrl-C to the parent, which stops the workers (no traceback from every worker),
-    and keep the pipe and the shared claims of the streams of blocks drawn ahead (``draw_stream.start_worker``)."""
+    run the numeric libraries with one thread (one process per core; see :class:`ProcessBackend`) and keep the pipe
+    and the shared claims of the streams of blocks drawn ahead (``draw_stream.start_worker``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    limit_numeric_threads()
     start_worker(channel, claims, lock)
 
 

@@ -5,7 +5,8 @@ rows by tens of columns, hundreds of times) and histogram gradient boosting. At 
 OpenMP thread costs more in hand-offs than it computes, and on a machine shared with other jobs its spinning
 threads wait for cores: the gate's logistic fits took 2.8 s with OpenBLAS's default two threads and 0.7 s with
 one on the same two-core machine (12.8 s against 1.5 s under load). One thread also makes the search's floating
-point independent of the thread count the machine picks. The mechanism's own sampling is not limited.
+point independent of the thread count the machine picks. The mechanism's own sampling is not limited, except where
+an audit runs worker processes (one per core; ``backends.ProcessBackend``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["one_numeric_thread", "thread_pools"]
+__all__ = ["one_numeric_thread", "limit_numeric_threads", "thread_pools"]
 
 _controller: list[Any] = []  # [modules loaded, extension modules loaded, threadpoolctl's controller] when it was made
 
@@ -53,3 +54,11 @@ def one_numeric_thread() -> Iterator[None]:
         return
     with pools.limit(limits=1):
         yield
+
+
+def limit_numeric_threads() -> None:
+    """One thread for the BLAS and OpenMP pools loaded in this process from now on (a worker process: one per core);
+    a no-op where threadpoolctl cannot be imported."""
+    pools = thread_pools()
+    for library in getattr(pools, "lib_controllers", ()):  # kept for the life of the process: nothing restores it
+        library.set_num_threads(1)  # (``pools.limit`` first reads every library's settings: ~5 ms in a fresh fork)

@@ -253,3 +253,27 @@ def test_an_audit_whose_selection_is_drawn_beside_the_stream_has_the_serial_numb
     two = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=1_000_000, seed=2, workers=2)
     assert _without_time(two) == _without_time(one)
     assert len(streamed) == two.looks  # every look was served by the stream
+
+
+def _blas_threads(item):
+    from dpaudit.auditor.threads import thread_pools
+
+    return sorted({library.get_num_threads() for library in thread_pools().lib_controllers if library.user_api == "blas"})
+
+
+def test_workers_and_this_process_run_one_numeric_thread_while_workers_run_and_the_limit_is_restored(monkeypatch):
+    """A fork shuts OpenBLAS's threads down; raising the count again mid-audit would start threads spinning on the
+    core a worker needs. So one thread everywhere once workers start, and this process's setting back afterwards."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from dpaudit.auditor.threads import thread_pools
+
+    if not [lib for lib in thread_pools().lib_controllers if lib.user_api == "blas"]:
+        pytest.skip("no BLAS library with a thread pool loaded")
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads(0)
+        with ProcessBackend(2) as backend:
+            assert backend.map(_blas_threads, [0]) == [before]  # one block: runs here, no worker started
+            spread = backend.map(_blas_threads, list(range(8)))
+            assert spread == [[1]] * 8  # in the workers and here alike once the workers run
+        assert _blas_threads(0) == before == [2]
