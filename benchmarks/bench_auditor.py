@@ -207,6 +207,9 @@ def _cpu_seconds() -> tuple[float, float]:
     return time.process_time(), children.ru_utime + children.ru_stime
 
 
+IDLE_GAP = 0.5  # seconds between timed runs: an audit with workers leaves OpenBLAS threads spinning briefly (backends.py)
+
+
 def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
     """Wall and CPU time of ``dpaudit.audit`` at ``samples`` per input with 1, 2 (and 4 where there are cores) worker
     processes against a plain numpy loop drawing the same samples, alternating in one run (``runs`` rounds)."""
@@ -220,7 +223,9 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
              f"`dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples={samples:.0e}, seed=run, workers=w)` (the default: "
              "correct mechanisms use the whole budget) against a plain numpy loop drawing the same samples in blocks of "
              f"65,536 with one count each; {runs} rounds, alternating loop / workers = {', '.join(map(str, counts))} in "
-             "each; median seconds and the ratios of the medians (higher = faster than one worker).", "",
+             f"each, {IDLE_GAP} s apart (an audit with workers restores this process's BLAS thread count at its end, which "
+             "restarts OpenBLAS's threads after the fork, and they spin briefly); median seconds and the ratios of the "
+             "medians (higher = faster than one worker).", "",
              "| mechanism | numpy loop s | " + " | ".join(f"workers={w} s" for w in counts)
              + " | workers=1 / loop | " + " | ".join(f"workers={w} speed-up" for w in counts if w > 1) + " |",
              "|---|---|" + "---|" * len(counts) + "---|" + "---|" * (len(counts) - 1)]
@@ -240,10 +245,12 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
         seconds: dict = {"loop": [], **{w: [] for w in counts}}
         cpu: dict = {w: [] for w in counts}
         for run_index in range(runs):
+            time.sleep(IDLE_GAP)
             started = time.perf_counter()
             _numpy_loop(mechanism, d, d_prime, samples)
             seconds["loop"].append(time.perf_counter() - started)
             for w in counts:
+                time.sleep(IDLE_GAP)
                 here, workers = _cpu_seconds()
                 started = time.perf_counter()
                 dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=run_index, workers=w)

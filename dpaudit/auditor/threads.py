@@ -6,7 +6,7 @@ OpenMP thread costs more in hand-offs than it computes, and on a machine shared 
 threads wait for cores: the gate's logistic fits took 2.8 s with OpenBLAS's default two threads and 0.7 s with
 one on the same two-core machine (12.8 s against 1.5 s under load). One thread also makes the search's floating
 point independent of the thread count the machine picks. The mechanism's own sampling is not limited, except where
-an audit runs worker processes (one per core; ``backends.ProcessBackend``).
+this process while an audit's worker processes run (one process per core; ``backends.ProcessBackend``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["one_numeric_thread", "limit_numeric_threads", "thread_pools"]
+__all__ = ["one_numeric_thread", "thread_pools"]
 
 _controller: list[Any] = []  # [modules loaded, extension modules loaded, threadpoolctl's controller] when it was made
 
@@ -44,21 +44,23 @@ def thread_pools() -> Any:
     return _controller[2]
 
 
+_depth = [0]  # blocks of one_numeric_thread open now (in this process)
+
+
 @contextmanager
 def one_numeric_thread() -> Iterator[None]:
     """Inside this block, BLAS and OpenMP thread pools loaded in this process run one thread (threadpoolctl,
-    a dependency of scikit-learn); a no-op where threadpoolctl cannot be imported."""
-    pools = thread_pools()
-    if pools is None:  # pragma: no cover
-        yield
-        return
-    with pools.limit(limits=1):
-        yield
+    a dependency of scikit-learn); a no-op where threadpoolctl cannot be imported. A block inside another changes
+    nothing: after a fork, every call that sets OpenBLAS's thread count (even to the count it has) starts a new
+    thread that spins for a while, so the counts are set only where the outermost block opens and closes."""
+    pools = thread_pools() if _depth[0] == 0 else None
+    _depth[0] += 1
+    try:
+        if pools is None:
+            yield
+        else:
+            with pools.limit(limits=1):
+                yield
+    finally:
+        _depth[0] -= 1
 
-
-def limit_numeric_threads() -> None:
-    """One thread for the BLAS and OpenMP pools loaded in this process from now on (a worker process: one per core);
-    a no-op where threadpoolctl cannot be imported."""
-    pools = thread_pools()
-    for library in getattr(pools, "lib_controllers", ()):  # kept for the life of the process: nothing restores it
-        library.set_num_threads(1)  # (``pools.limit`` first reads every library's settings: ~5 ms in a fresh fork)
