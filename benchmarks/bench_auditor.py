@@ -272,6 +272,7 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
         print(cpu_lines[-1], flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
     lines += cpu_lines
+    lines += _beside_busy_processes(cases, samples, runs, busy=cores)
     lines += ["", f"{cores} cores; load average {load:.1f} at the end. Control, before each mechanism: plain numpy work in two "
               f"processes against one, {', '.join(f'{c:.2f}x' for c in controls)} (about 2 on two idle cores): a second "
               "worker only helps as much as the machine gives a second process, so read the workers' wall-time ratios "
@@ -284,6 +285,43 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
               "block in progress; a map too small to pay for workers (under 0.3 s of blocks, measured) stays in this "
               "process. Command: `nice python benchmarks/bench_auditor.py --only throughput`.", ""]
     return lines
+
+
+def _beside_busy_processes(cases, samples: int, runs: int, busy: int) -> list[str]:
+    """workers = 1 against workers = 2 beside ``busy`` processes spinning in their own sessions (so in their own
+    scheduling groups, as other jobs on the machine are): no core is free, so the audit starts no worker
+    (``dpaudit/auditor/cores.py``) and must not be slower than one worker."""
+    import subprocess
+    import sys
+
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(busy)]
+    try:
+        time.sleep(1.0)
+        lines = ["", f"Beside {busy} processes spinning in their own sessions (no free core), {runs} rounds alternating "
+                 "workers = 1, 2, median seconds: with no core free no worker process starts (`dpaudit/auditor/cores.py`: "
+                 "a second process of one session would only add its costs), so two workers cost what one does.", "",
+                 "| mechanism | workers=1 s | workers=2 s | workers=2 speed-up | worker processes started |",
+                 "|---|---|---|---|---|"]
+        for name, mechanism, d, d_prime in cases:
+            seconds: dict = {1: [], 2: []}
+            started_workers = 0
+            for run_index in range(runs):
+                for w in (1, 2):
+                    time.sleep(IDLE_GAP)
+                    _, before = _cpu_seconds()
+                    started = time.perf_counter()
+                    dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=run_index, workers=w)
+                    seconds[w].append(time.perf_counter() - started)
+                    _, after = _cpu_seconds()
+                    started_workers += after > before
+            one, two = float(np.median(seconds[1])), float(np.median(seconds[2]))
+            lines.append(f"| {name} | {one:.2f} | {two:.2f} | {one / two:.2f}x | {started_workers} of {runs} |")
+            print(lines[-1], flush=True)
+        return lines
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()
 
 
 def _serial_part(mechanism, d, d_prime, samples: int) -> float:

@@ -19,6 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .cores import core_free
 from .draw_stream import SLOTS, DrawStream, start_worker, worker_died
 from .threads import one_numeric_thread
 
@@ -109,7 +110,9 @@ class ProcessBackend:
     MIN_PARALLEL_SECONDS here (the time per block measured on the blocks run here: the first map's first block, then
     every map run here), since starting workers and sending them work costs about that; once they run, only maps
     under MIN_STARTED_SECONDS stay here. A sequential audit's early looks and a cheap mechanism's small audits stay
-    here; a large certification is shared. Blocks to be counted once a witness is known are drawn ahead by the workers
+    here; a large certification is shared; and no worker starts while no core is free of other work (``cores.py``:
+    a busy machine gives a second process nothing, so it would only add its costs). Blocks to be counted once a witness
+    is known are drawn ahead by the workers
     while this process searches it (:meth:`draw_ahead`; other maps meanwhile run here) and then streamed
     (``draw_stream.py``): the workers claim the blocks from the low end, keep what they drew until the witness arrives,
     then count as they draw, and every map of the counting task takes from the top of its range here, with no round
@@ -190,13 +193,17 @@ class ProcessBackend:
         """Start the workers drawing ``items`` (consecutive) ahead (``draw(item)``, kept in the memory of the worker that
         drew it, at most AHEAD_BYTES in all at ``item_bytes`` each), to be finished by the maps of a :class:`Finish`
         task with this ``key``, which the workers then also draw and finish as a stream (``draw_stream.py``). Nothing
-        is drawn ahead where those maps would run in this process anyway; before a block was measured here, the
-        decision waits for the next block run here (the first of the next map)."""
+        is drawn ahead where those maps would run in this process anyway; before a block was measured here, or while no
+        core is free (``cores.py``), the decision waits for the next block run here (the next selection block), until a
+        map of the task itself begins."""
         items = range(items[0], items[-1] + 1) if len(items) else range(0)
         if self._lanes and items and self._block_seconds is None:
             self._pending = (key, draw, items, item_bytes)
             return
         if not self._lanes or not items or self._block_seconds * len(items) < MIN_PARALLEL_SECONDS:
+            return
+        if not self._started and not self._core_for_workers():  # asked again at the next block run here
+            self._pending = (key, draw, items, item_bytes)
             return
         self._end_stream()
         self._started, self._streams = True, self._streams + 1
@@ -213,6 +220,8 @@ class ProcessBackend:
 
     def map(self, task: Callable[[int], Any], blocks: Sequence[int]) -> list[Any]:
         blocks = list(blocks)
+        if self._pending is not None and getattr(task, "key", None) == self._pending[0]:
+            self._pending = None  # its maps begin: nothing is drawn ahead any more (the workers may take later maps)
         if self._stream is not None and self._stream.serves(task, blocks):
             return self._stream.map(task, blocks, self.progress)
         if len(blocks) < 2:
@@ -226,10 +235,18 @@ class ProcessBackend:
         if self._lanes is None:
             with self:
                 return self.map(task, blocks)
+        if not self._started and not self._core_for_workers():
+            return self._here(task, blocks)
         self._end_stream()  # its workers are needed for this map
         self._started = True
         self._one_thread()
         return self._spread(task, blocks)
+
+    @staticmethod
+    def _core_for_workers() -> bool:
+        """Whether to start the worker processes now: only where a core is free of other work (``cores.py``); until
+        then every map runs here, and each map asks again."""
+        return not REQUIRE_FREE_CORE or core_free()
 
     def _one_thread(self) -> None:
         """From now until the backend closes, one BLAS/OpenMP thread in this process (the workers start)."""
@@ -302,6 +319,9 @@ class ProcessBackend:
 MIN_PARALLEL_SECONDS = 0.3
 #: Once the workers run, a map whose blocks would take less than this here (seconds, measured) runs here.
 MIN_STARTED_SECONDS = 0.02
+#: Start the worker processes only while a core is free of other work (``cores.py``). The results never depend on it;
+#: tests of the workers' machinery switch it off so that the workers run whatever the machine's load.
+REQUIRE_FREE_CORE = True
 #: Chunks per worker in one map of the process backend.
 CHUNKS_PER_WORKER = 4
 #: At most this many bytes of blocks drawn ahead are kept in the workers' memory (all workers together) until the task

@@ -284,3 +284,106 @@ def test_this_process_runs_one_numeric_thread_while_workers_run_and_the_limit_is
                     pass
                 assert len(os.listdir("/proc/self/task")) <= threads
         assert _blas_threads(0) == before == [2]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40_000), st.sampled_from(["float64", "int32", "bool", "float32"]),
+                          st.integers(1, 3)), min_size=1, max_size=12))
+def test_arrays_kept_in_slabs_are_equal_to_the_drawn_ones_and_never_share_memory(shapes):
+    import numpy as np
+
+    from dpaudit.auditor.draw_stream import _Slabs
+
+    slabs, kept, drawn = _Slabs(), [], []
+    for index, (rows, dtype, columns) in enumerate(shapes):
+        array = (np.arange(rows * columns).reshape(rows, columns) * (index + 1)).astype(dtype)
+        held = slabs.hold(array)
+        assert held.dtype == array.dtype and held.shape == array.shape
+        drawn.append(array)
+        kept.append(held)
+        array[...] = 0  # the drawn array's memory is reused by the next draw: the kept one must not change
+    for index, (held, (rows, dtype, columns)) in enumerate(zip(kept, shapes)):
+        expected = (np.arange(rows * columns).reshape(rows, columns) * (index + 1)).astype(dtype)
+        if held is drawn[index]:  # small arrays are kept as drawn
+            assert held.nbytes < 64 << 10
+        else:
+            assert np.array_equal(held, expected)
+    assert slabs.hold("not an array") == "not an array"
+    strided = np.zeros((40_000, 2))[:, 0]
+    assert slabs.hold(strided) is strided
+
+
+@pytest.mark.parametrize("free", [False, True])
+def test_workers_start_only_while_a_core_is_free_and_the_numbers_are_the_same(monkeypatch, free):
+    """On a busy machine a worker process only adds its costs: no worker starts while no core is free, and each later
+    map asks again."""
+    monkeypatch.setattr("dpaudit.auditor.backends.REQUIRE_FREE_CORE", True)
+    monkeypatch.setattr("dpaudit.auditor.backends.core_free", lambda: free)
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    earlier = {process.pid for process in multiprocessing.active_children()}  # earlier tests' workers, exiting
+
+    def started():
+        return bool({process.pid for process in multiprocessing.active_children()} - earlier)
+
+    with ProcessBackend(2) as backend:
+        assert backend.map(_square, list(range(12))) == [i * i for i in range(12)]
+        assert started() == free
+        monkeypatch.setattr("dpaudit.auditor.backends.core_free", lambda: True)
+        assert backend.map(_square, list(range(12, 20))) == [i * i for i in range(12, 20)]
+        assert started()  # a core came free: the next map starts the workers
+    result = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=300_000, seed=4, workers=2)
+    monkeypatch.setattr("dpaudit.auditor.backends.REQUIRE_FREE_CORE", False)
+    again = dpaudit.audit(m.laplace_unit, [0.0], [1.0], epsilon=1.0, samples=300_000, seed=4, workers=2)
+    assert _without_time(again) == _without_time(result)
+
+
+def test_the_count_of_tasks_running_elsewhere_leaves_out_this_process_and_its_children(tmp_path, monkeypatch):
+    from dpaudit.auditor import cores
+
+    assert cores.usable_cores() >= 1 and cores.running_elsewhere() >= 0 and isinstance(cores.core_free(), bool)
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("no /proc: every core counts as free")
+    assert cores._running_threads("self") >= 1  # this thread, reading
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.50 0.40 0.30 7/300 12345\n")
+    children = [multiprocessing.get_context().Process(target=time.sleep, args=(3.0,)) for _ in range(2)]
+    for process in children:
+        process.start()
+    try:
+        running = {"self": 2, **{child.pid: 1 for child in children}}  # as if two threads here and both children ran
+        monkeypatch.setattr(cores, "_running_threads", lambda pid: running.get(pid, 0))
+        assert cores.running_elsewhere(str(loadavg)) == 7 - 2 - 2
+        monkeypatch.setattr(cores, "usable_cores", lambda: 6)
+        assert cores.core_free() is (6 - cores.running_elsewhere() >= 2)
+    finally:
+        for process in children:
+            process.terminate()
+            process.join()
+    loadavg.write_text("garbage")
+    assert cores.running_elsewhere(str(loadavg)) == 0
+
+
+def test_a_core_that_comes_free_during_the_selection_still_gets_the_draws_ahead(monkeypatch):
+    """Busy at the first measured block, free at a later selection block: the workers start drawing ahead then; once
+    the certification's own maps begin, nothing is drawn ahead any more."""
+    answers = iter([False, False, True])
+    monkeypatch.setattr("dpaudit.auditor.backends.REQUIRE_FREE_CORE", True)
+    monkeypatch.setattr("dpaudit.auditor.backends.core_free", lambda: next(answers, True))
+    monkeypatch.setattr("dpaudit.auditor.backends.MIN_PARALLEL_SECONDS", 0.0)
+    with ProcessBackend(2) as backend:
+        backend.draw_ahead("key", _drawn, range(0, 40), item_bytes=8)
+        assert backend._stream is None and backend._pending is not None  # no block measured yet
+        backend._here(_square, [1])  # measured; busy: still pending
+        assert backend._stream is None and backend._pending is not None
+        backend._here(_square, [2])  # busy
+        assert backend._stream is None
+        backend._here(_square, [3])  # free: the stream starts
+        assert backend._stream is not None and backend._pending is None
+    with ProcessBackend(2) as backend:
+        monkeypatch.setattr("dpaudit.auditor.backends.core_free", lambda: False)
+        backend.draw_ahead("key", _drawn, range(0, 40), item_bytes=8)
+        backend._here(_square, [1])
+        assert backend._pending is not None
+        finish = Finish("key", _square, _kept)
+        assert backend.map(finish, list(range(4))) == [0, 1, 4, 9]
+        assert backend._pending is None and backend._stream is None
