@@ -355,6 +355,8 @@ def audit(
             "d_prime -> d" (default: both, with the confidence split); a pooled pair (``witness.PooledPair``)
             holds both directions in one event (direction None or "both, pooled").
         workers: processes that draw the samples, this one included (default: all cores; 1 = this process alone).
+            Worker processes start only where the audit is large enough to pay for them and a core is free of
+            other work (on a busy machine a second process only adds its costs); the numbers never depend on it.
         scheduler: run the blocks on a Dask cluster: its address ("tcp://host:8786") or a
             ``dask.distributed.Client`` (default: $DPAUDIT_SCHEDULER if set). Same numbers as locally.
         progress: show a progress bar on stderr (default: only on a terminal for long audits).

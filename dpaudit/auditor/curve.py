@@ -534,6 +534,8 @@ def audit_curve(
         witness: re-certify this event (a result's ``.witness``, a Witness or its ``to_dict()``)
             instead of searching; ``direction`` restricts it to "d -> d_prime" or "d_prime -> d".
         workers: processes that draw the samples, this one included (default: all cores; 1 = this process alone).
+            Worker processes start only where the audit is large enough to pay for them and a core is free of
+            other work (on a busy machine a second process only adds its costs); the numbers never depend on it.
         scheduler: run the blocks on a Dask cluster (as for :func:`~dpaudit.audit`; same numbers).
         progress: show a progress bar on stderr (default: only on a terminal for long audits).
         sequential: certify in looks and stop early on a point certified below the claim (as for
