@@ -151,8 +151,11 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
             return zero, zero
         # the inner composition on its own coarser grid (:func:`inner_factor`), the sampled pair on the outer one
         tree = Leaf("tree", 0.0, 2, "poisson", leaf.q, 0.0, tuple(sorted(attained.items(), key=lambda item: repr(item[0]))))
-        remove, add = compose_leaves(attained, "add_remove", _inner_step(tree, "add_remove", step), False)
-        return subsampled_lower_pair(remove, add, leaf.q, step)
+        inner_step = _inner_step(tree, "add_remove", step)
+        remove, add = compose_leaves(attained, "add_remove", inner_step, False)
+        # the remove side's Q-masses composed on their own: their error is not the P-masses' times e^{-loss}
+        remove_q, _ = compose_leaves(attained, "add_remove", inner_step, False, only="remove", measure="q")
+        return subsampled_lower_pair(remove, add, leaf.q, step, remove_q)
     best, best_mean = None, -math.inf
     for sub in inner:
         if not FAMILIES.of_kind(sub.kind).sampled_lower_side or sub.sampling is not None:
