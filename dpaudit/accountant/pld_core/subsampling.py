@@ -4,6 +4,14 @@ For an inner pair with P-masses p at losses l (Q-mass e^{-l} p, the rest of Q, r
 -inf; P-mass at +inf): "remove" is (q P + (1-q) Q, Q) with losses psi(l) = ln(1 - q + q e^l) (and ln(1-q)
 for r), "add" is (Q, q P + (1-q) Q) with losses -psi(l) (Zhu, Dong & Wang 2022, Thm 11: this holds for
 any dominating pair of the inner mechanism, in particular a composition).
+
+Float error. The sampled pair carries the inner PLD's own error (absolute, in l1) times the largest weight an inner
+mass gets (1 + e^{-l} at the lowest inner loss kept); the lower side's remove direction can take the inner Q-masses
+composed by a convolution of their own instead (their own error, not the P-masses' times e^{-l}). The arithmetic of
+the sampled atoms themselves (products, exponentials and logarithms of exact grid losses) rounds each mass and loss
+relatively, by a few ulps: that is absorbed into the masses and losses on the declared side (raised for the upper
+side, lowered for the lower side; delta is increasing in every mass and every loss, also after composition) rather
+than charged as an absolute error, which a many-fold composition would otherwise multiply into a floor near 1e-12.
 """
 
 from __future__ import annotations
