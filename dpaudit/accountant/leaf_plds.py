@@ -8,6 +8,7 @@ directions are kept separately; a symmetric pair is one object twice. Exact comp
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -52,11 +53,20 @@ def merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
 
 
 def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool,
-                   fine: int = 1, only: str | None = None) -> tuple[GridPLD | None, GridPLD | None]:
+                   fine: int = 1, only: str | None = None, measure: str = "p") -> tuple[GridPLD | None, GridPLD | None]:
     """(remove, add) composed PLDs of the leaves on a grid of the given step (the same object twice
     while every leaf is symmetric); with ``fine`` = 2^r > 1 (upper bound only) each leaf is discretised
     on step / fine and coarsened to step while it is self-composed. ``only`` ("remove" or "add"): that
-    direction alone is computed, the other is None (unless every leaf is symmetric: one object twice)."""
+    direction alone is computed, the other is None (unless every leaf is symmetric: one object twice).
+
+    ``measure="q"`` (lower bound only): the same composition's implied Q-masses (each P-mass times e^{-loss};
+    the Q-mass of a composition is the convolution of the parts' Q-masses) by a convolution of their own, each
+    part's turned into Q-masses (:func:`_q_masses`) before it is composed. Its float error is that of the
+    Q-masses themselves, where e^{-loss} times the P-masses' error would be far larger at negative losses
+    (the remove side of a Poisson-sampled sub-tree, :func:`.pld_core.subsampling.subsampled_lower_pair`)."""
+    if measure not in ("p", "q") or (measure == "q" and (pessimistic or fine != 1)):
+        raise ValueError("measure must be 'p', or 'q' for an optimistic composition on one grid")
+    convert = _q_masses if measure == "q" else (lambda pld: pld)
     remove: GridPLD | None = None
     add: GridPLD | None = None
     symmetric = True  # every leaf so far a symmetric pair (then both directions are one object)
@@ -69,9 +79,12 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
         if family.exact_power is not None and leaf.sampling is None:  # e.g. the exact binomial of binary RR
             exact = family.exact_power(leaf, count, step, pessimistic)
         if exact is not None:
-            part_remove = part_add = exact
+            part_remove = part_add = convert(exact)
         else:
             leaf_remove, leaf_add = build_leaf(leaf, relation, step / fine, pessimistic, only=only)
+            if measure == "q":
+                leaf_remove, leaf_add = (convert(leaf_remove),) * 2 if leaf_add is leaf_remove else (
+                    None if leaf_remove is None else convert(leaf_remove), None if leaf_add is None else convert(leaf_add))
             final = step if fine > 1 else None
 
             def power(pld: GridPLD | None) -> GridPLD | None:
@@ -93,6 +106,26 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
     if symmetric:
         return remove, add  # one object
     return (None if only == "add" else remove), (None if only == "remove" else add)
+
+
+_Q_ROUNDING = 16 * 2.0**-53  # relative rounding of a Q-mass p e^{-l} (an exp of an exact grid loss and a product)
+
+
+def _q_masses(pld: GridPLD) -> GridPLD:
+    """An optimistic PLD's implied Q-masses, p e^{-l} at each grid loss l, as a vector on the same grid (mass
+    at +inf has none), each lowered past its rounding; its error is the P-masses' error times the largest
+    e^{-l}. A lower bound on the Q-masses wherever the PLD's masses are exact."""
+    if pld.pessimistic:
+        raise ValueError("Q-masses are taken of optimistic PLDs only")
+    keep = pld.pmf > 0
+    with np.errstate(over="ignore"):
+        scale = np.exp(-pld.losses[keep])
+    masses = np.zeros(pld.pmf.size)
+    masses[keep] = pld.pmf[keep] * scale * (1.0 - _Q_ROUNDING)
+    error = 0.0 if pld.error == 0.0 or not keep.any() else pld.error * float(scale.max())
+    if not np.all(np.isfinite(masses)) or not math.isfinite(error):
+        raise OverflowError("implied Q-masses beyond the float range")
+    return GridPLD(pld.step, pld.offset, masses, 0.0, error, False)
 
 
 def leaf_loss_moments(leaf: Leaf, relation: str, pessimistic: bool = True) -> tuple[float, float, float]:

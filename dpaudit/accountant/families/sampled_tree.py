@@ -8,7 +8,11 @@ often the differing record is drawn of the inner tree's group-privacy PLDs (each
 ``group``). Under Poisson sampling (add/remove) and sampling without replacement the inner tree is composed
 on its own grid, coarser than the outer one by the slope of the sampled loss (:func:`inner_factor`), and
 the sampled pair is placed on the outer grid. Its lower side (Poisson sampling) is the same mixture built from the inner tree's optimistic
-PLDs over the inner leaves whose worst-case pair one record attains (:func:`_tree_lower`). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
+PLDs over the inner leaves whose worst-case pair one record attains (:func:`_tree_lower`), the remove side's
+Q-masses composed by a convolution of their own. Float error: the sampled pair carries only the inner
+composition's own error (absolute, in l1); the rounding of the sampled atoms' masses and losses is relative and
+is taken into the masses and losses on the declared side, so that a sampled sub-tree composed many times keeps its
+float floor far below delta 1e-10 (:mod:`..pld_core.subsampling`). Its Renyi-DP curve (the sampling theorems over the composed curve) is read by
 :class:`~dpaudit.accountant.RDPAccountant`.
 """
 
@@ -135,7 +139,9 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
 
     Poisson sampling: the mixture over the inclusion of one record of the inner composed pair, (q P +
     (1-q) Q, Q) and its reverse, built from the inner tree's optimistic PLDs in both directions
-    (:func:`..pld_core.subsampling.subsampled_lower_pair`). Its inner pair is the composition of the
+    (:func:`..pld_core.subsampling.subsampled_lower_pair`), with the inner remove side's Q-masses composed on
+    their own (``compose_leaves(..., measure="q")``: their error is then not the P-masses' times e^{-loss}, up to
+    55 times larger, which set the floor of many-fold compositions at small delta). Its inner pair is the composition of the
     worst-case pairs of the inner leaves whose pair one record attains (families with
     ``sampled_lower_side``: Gaussian, Laplace and their discrete versions at the sensitivity, randomized response,
     a zCDP step's own lower side, a mechanism with its guarantee; nested
@@ -151,8 +157,11 @@ def _tree_lower(inner, leaf: Leaf, relation: str, step: float) -> tuple[GridPLD,
             return zero, zero
         # the inner composition on its own coarser grid (:func:`inner_factor`), the sampled pair on the outer one
         tree = Leaf("tree", 0.0, 2, "poisson", leaf.q, 0.0, tuple(sorted(attained.items(), key=lambda item: repr(item[0]))))
-        remove, add = compose_leaves(attained, "add_remove", _inner_step(tree, "add_remove", step), False)
-        return subsampled_lower_pair(remove, add, leaf.q, step)
+        inner_step = _inner_step(tree, "add_remove", step)
+        remove, add = compose_leaves(attained, "add_remove", inner_step, False)
+        # the remove side's Q-masses composed on their own: their error is not the P-masses' times e^{-loss}
+        remove_q, _ = compose_leaves(attained, "add_remove", inner_step, False, only="remove", measure="q")
+        return subsampled_lower_pair(remove, add, leaf.q, step, remove_q)
     best, best_mean = None, -math.inf
     for sub in inner:
         if not FAMILIES.of_kind(sub.kind).sampled_lower_side or sub.sampling is not None:
