@@ -561,7 +561,10 @@ def _log_summand(s: float, u: float, h: float, cells: int, mean: float) -> tuple
     = (ln(expm1((j + 1/2) h) / u) + s^2/2) / s, the last cell everything above. Each mass is a difference of the
     normal CDF where the cell lies below the mean and of its survival function above, each value v = ndtr(y) within
     (_NDTR_ULPS + 2 y^2) u v + 1e-300 (measured: ``test_ndtr_error_is_within_the_bound_taken``): a mass's error is at
-    most its two values' errors plus a rounding."""
+    most its two values' errors plus a rounding. The cell holding the mean (lower edge <= 0 < upper edge; with little
+    weight u it holds nearly all the mass) is 1 - Phi(lower edge) - Phi(-upper edge), both values at most 1/2 and
+    each within its own bound, plus two roundings of at most u each: its error is then about 2 u rather than
+    (_NDTR_ULPS + 2 y^2) u of a CDF value near 1, and the sum of t such summands counts it t times."""
     g = (np.arange(cells - 1) + 0.5) * h
     x = (np.log(np.expm1(g) / u) + s * s / 2) / s - mean
     edges = np.concatenate(([-np.inf], x, [np.inf]))
@@ -573,6 +576,12 @@ def _log_summand(s: float, u: float, h: float, cells: int, mean: float) -> tuple
     value_error = np.where(above[:, None], np.stack((upper[:-1], upper[1:]), 1), np.stack((lower[:-1], lower[1:]), 1))
     value_error = value_error * np.stack((ulps[:-1], ulps[1:]), 1) * _U + 1e-300
     error = value_error.sum(axis=1) + 2 * _U * np.abs(pmf)
+    middle = np.flatnonzero(~above & (edges[1:] > 0))  # the cell holding the mean (one at most)
+    if middle.size:
+        j = int(middle[0])
+        pmf[j] = 1.0 - lower[j] - upper[j + 1]
+        error[j] = (ulps[j] * _U * lower[j] + ulps[j + 1] * _U * upper[j + 1] + 2e-300 + 2 * _U
+                    + 2 * _U * abs(float(pmf[j])))
     return np.maximum(pmf, 0.0), error
 
 
