@@ -1034,3 +1034,28 @@ def test_refined_scale_finds_the_optimum_between_the_neighbours_and_never_a_wors
     assert sign * score(chosen) >= sign * score(start)
     if abs(offset) <= 0.24:
         assert abs(math.log10(chosen) - optimum) <= 0.01
+
+
+@pytest.mark.parametrize("s, u, mean, most", [(5.0, 2.4e-6, 0.0, True), (2.0, 1e-3, 0.0, True), (2.0, 1e-3, 2.0, False),
+                                              (1.25, 0.5, 1.25, False)])
+def test_log_summand_masses_are_within_their_error_bounds_and_the_middle_cell_is_tight(s, u, mean, most):
+    """The log summand's cell masses against a 40-digit evaluation (mpmath) at the cell holding the mean and its
+    neighbours: within the bound taken, and the middle cell's bound is a few ulps (1 - Phi(a) - Phi(-b)), not the
+    8 + 2 y^2 ulps of a CDF value near 1 that the sum of t summands would count t times (``most``: where that cell
+    holds nearly all the mass, little weight u without the record)."""
+    mpmath = pytest.importorskip("mpmath")
+    from dpaudit.accountant.families import random_allocation as family
+
+    mpmath.mp.dps = 40
+    cells = 64
+    top = math.log1p(u * math.exp(s * (s + 9) - s * s / 2))
+    h = top / cells
+    pmf, error = family._log_summand(s, u, h, cells, mean)
+    x = [(math.log(math.expm1((j + 0.5) * h) / u) + s * s / 2) / s - mean for j in range(cells - 1)]
+    middle = next(j for j in range(cells) if (j == cells - 1 or x[j] > 0) and (j == 0 or x[j - 1] <= 0))
+    for j in range(max(0, middle - 2), min(cells, middle + 3)):
+        lo = mpmath.ncdf(mpmath.mpf(x[j - 1])) if j > 0 else mpmath.mpf(0)
+        hi = mpmath.ncdf(mpmath.mpf(x[j])) if j < cells - 1 else mpmath.mpf(1)
+        assert abs(mpmath.mpf(float(pmf[j])) - (hi - lo)) <= error[j]
+    if most:
+        assert pmf[middle] > 0.99 and error[middle] <= 8 * 2.0**-53
