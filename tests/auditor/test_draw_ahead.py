@@ -286,33 +286,6 @@ def test_this_process_runs_one_numeric_thread_while_workers_run_and_the_limit_is
         assert _blas_threads(0) == before == [2]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 40_000), st.sampled_from(["float64", "int32", "bool", "float32"]),
-                          st.integers(1, 3)), min_size=1, max_size=12))
-def test_arrays_kept_in_slabs_are_equal_to_the_drawn_ones_and_never_share_memory(shapes):
-    import numpy as np
-
-    from dpaudit.auditor.draw_stream import _Slabs
-
-    slabs, kept, drawn = _Slabs(), [], []
-    for index, (rows, dtype, columns) in enumerate(shapes):
-        array = (np.arange(rows * columns).reshape(rows, columns) * (index + 1)).astype(dtype)
-        held = slabs.hold(array)
-        assert held.dtype == array.dtype and held.shape == array.shape
-        drawn.append(array)
-        kept.append(held)
-        array[...] = 0  # the drawn array's memory is reused by the next draw: the kept one must not change
-    for index, (held, (rows, dtype, columns)) in enumerate(zip(kept, shapes)):
-        expected = (np.arange(rows * columns).reshape(rows, columns) * (index + 1)).astype(dtype)
-        if held is drawn[index]:  # small arrays are kept as drawn
-            assert held.nbytes < 64 << 10
-        else:
-            assert np.array_equal(held, expected)
-    assert slabs.hold("not an array") == "not an array"
-    strided = np.zeros((40_000, 2))[:, 0]
-    assert slabs.hold(strided) is strided
-
-
 @pytest.mark.parametrize("free", [False, True])
 def test_workers_start_only_while_a_core_is_free_and_the_numbers_are_the_same(monkeypatch, free):
     """On a busy machine a worker process only adds its costs: no worker starts while no core is free, and each later
