@@ -52,11 +52,15 @@ def merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
 
 
 def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool,
-                   fine: int = 1, only: str | None = None) -> tuple[GridPLD | None, GridPLD | None]:
+                   fine: int = 1, only: str | None = None,
+                   built: dict[Leaf, tuple[GridPLD | None, GridPLD | None]] | None = None
+                   ) -> tuple[GridPLD | None, GridPLD | None]:
     """(remove, add) composed PLDs of the leaves on a grid of the given step (the same object twice
     while every leaf is symmetric); with ``fine`` = 2^r > 1 (upper bound only) each leaf is discretised
     on step / fine and coarsened to step while it is self-composed. ``only`` ("remove" or "add"): that
-    direction alone is computed, the other is None (unless every leaf is symmetric: one object twice)."""
+    direction alone is computed, the other is None (unless every leaf is symmetric: one object twice).
+    ``built``: leaf pairs already built with these arguments (``build_leaf(leaf, relation, step / fine,
+    pessimistic, only=only)``), used instead of building them again."""
     remove: GridPLD | None = None
     add: GridPLD | None = None
     symmetric = True  # every leaf so far a symmetric pair (then both directions are one object)
@@ -71,7 +75,8 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
         if exact is not None:
             part_remove = part_add = exact
         else:
-            leaf_remove, leaf_add = build_leaf(leaf, relation, step / fine, pessimistic, only=only)
+            leaf_remove, leaf_add = (built[leaf] if built is not None and leaf in built
+                                     else build_leaf(leaf, relation, step / fine, pessimistic, only=only))
             final = step if fine > 1 else None
 
             def power(pld: GridPLD | None) -> GridPLD | None:

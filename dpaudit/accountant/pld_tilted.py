@@ -36,7 +36,7 @@ import scipy.fft
 from ..errors import AccountingTooLargeError
 from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
-from .pld_core.grid import (GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error,
+from .pld_core.grid import (GridPLD, _compose_split, _convolve, _split_error, _split_peak, _square_split, convolution_error,
                              multiresolution_power)
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_lower_epsilon",
@@ -143,12 +143,17 @@ class TiltedPLD:
                          self.slack + dropped, self.inf_mass, self.lower)
 
     def compose(self, other: TiltedPLD, budget: float = math.inf) -> TiltedPLD:
-        """The tilted PLD of running both (convolution; in extended precision where the float64 bound would
-        exceed ``budget``)."""
+        """The tilted PLD of running both (convolution; where the float64 bound would exceed ``budget``, with both
+        peaks split off when that bound is within it, :func:`.pld_core.grid._compose_split`, else in extended
+        precision)."""
         if self.step != other.step or self.lam != other.lam or self.lower != other.lower:
             raise ValueError("tilted PLDs on different grids or tilts cannot be composed")
         precise = math.isfinite(budget) and _product_error(self.pmf, other.pmf) > budget
-        pmf, err, level = _convolve(self.pmf, other.pmf, precise)
+        split = (_split_peak(self.pmf), _split_peak(other.pmf)) if precise else (None, None)
+        if None not in split and _compose_split(self.pmf, other.pmf, *split, bound_only=True)[1] <= budget:
+            pmf, err, level = _compose_split(self.pmf, other.pmf, *split)
+        else:
+            pmf, err, level = _convolve(self.pmf, other.pmf, precise)
         slack = float(self.slack) + float(other.slack) + float(err) + _product(self.slack, other.slack)
         if self.lower:
             inf_mass = max(0.0, (self.inf_mass + other.inf_mass - self.inf_mass * other.inf_mass) * (1 - 8 * _U))
