@@ -51,6 +51,7 @@ _PROBE_STEP = 64.0
 
 _U = 2.0**-53
 _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in ``slack``)
+_CUT_HEAD = 4096  # cells summed first when looking for that cut
 _LEAF_FLOOR = 1e-300  # P-mass beyond the widest grid (normal tail beyond 37.5 sd), charged at +inf
 _LAMBDAS = np.concatenate([np.geomspace(0.02, 2000.0, 121)])
 _SQUARE_BUDGET = 1e-10  # tilted mass a self-composition's squarings may lose to float error (split or extended beyond)
@@ -73,6 +74,16 @@ def _product_error(a: np.ndarray, b: np.ndarray) -> float:
     norms = (math.sqrt(float(np.square(a).sum())) * float(b.sum())
              + float(a.sum()) * math.sqrt(float(np.square(b).sum())))
     return 8.0 * _U * math.log2(size) * 1.5 * norms * math.sqrt(size)
+
+
+def _cells_below(pmf: np.ndarray, cut: float, side: str = "right") -> int:
+    """``searchsorted(cumsum(pmf), cut, side)``: with "right", how many leading cells hold at most ``cut`` of mass
+    together. The running sum of a prefix is bitwise that of the whole vector's head, so the cut is looked for on
+    a short head first and on the whole vector only when it lies beyond."""
+    head = np.cumsum(pmf[:_CUT_HEAD])
+    if head.size < pmf.size and (head[-1] <= cut if side == "right" else head[-1] < cut):
+        head = np.cumsum(pmf)
+    return int(np.searchsorted(head, cut, side=side))
 
 
 @dataclass(frozen=True)
@@ -134,8 +145,8 @@ class TiltedPLD:
         if keep.size == 0:
             return self
         lo, hi = int(keep[0]), int(keep[-1]) + 1
-        lo += int(np.searchsorted(np.cumsum(pmf[lo:hi]), _CUT, side="right"))
-        hi -= int(np.searchsorted(np.cumsum(pmf[lo:hi][::-1]), _CUT, side="right"))
+        lo += _cells_below(pmf[lo:hi], _CUT)
+        hi -= _cells_below(pmf[lo:hi][::-1], _CUT)
         if hi <= lo:
             return self
         dropped = 0.0 if self.lower else float(pmf[:lo].sum() + pmf[hi:].sum()) * (1 + 4 * _U)
@@ -405,10 +416,8 @@ def _log_mgf_and_reach(pld: GridPLD, lams: np.ndarray) -> tuple[np.ndarray, np.n
         weights = np.exp(log_p + lam * losses - float((log_p + lam * losses).max()))
         total = float(weights.sum())
         out[i] = float((log_p + lam * losses).max()) + math.log(total)
-        head = np.cumsum(weights)  # tilted mass at and below each cell
-        first = int(np.searchsorted(head, _CUT * total))  # first cell whose lower tail reaches the cut
-        tail = np.cumsum(weights[::-1])  # tilted mass at and above each cell, from the top
-        last = losses.size - 1 - int(np.searchsorted(tail, _CUT * total))  # last cell whose upper tail reaches it
+        first = _cells_below(weights, _CUT * total, "left")  # first cell whose lower tail reaches the cut
+        last = losses.size - 1 - _cells_below(weights[::-1], _CUT * total, "left")  # last whose upper tail does
         top = float(losses[min(last, losses.size - 1)])
         # a tilted law reaching the top tenth of the widest grid sits at its edge: there it is not resolved
         edge = top > losses[-1] - 0.1 * (losses[-1] - losses[0])
