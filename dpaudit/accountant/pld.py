@@ -44,7 +44,12 @@ floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be plan
 computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
 the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
 while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
-returned. It stays finite and tight down to 1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
+returned. Where the plain grid's floor, bounded below before composing (each self-composed leaf's first
+squaring's float error bound, once per copy of the squared pair: :meth:`PLDAccountant._plain_floor`), is
+already within 30x of the target, the plain grid is not composed at all (it would charge at least 1/30 of
+the target, raising its epsilon by about 0.03 / lam, and the tilted read-out runs anyway): the tilted bound
+alone is returned, the plain grid only where tilting gives nothing finite. It stays finite and tight down to
+1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
 planned, the lower end of ``epsilon_interval`` is likewise read by tilting alone (the optimistic one grid,
 refined as the interval asks; the plain optimistic read-out only where tilting gives nothing positive), the
 add direction only where its Chernoff bound exceeds the remove direction's lower end.

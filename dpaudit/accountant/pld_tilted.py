@@ -13,7 +13,9 @@ bound of the composed loss is its zeroth-order term):
   S(eps) = sum_{l > eps} p~(l) e^{-lam (l - eps)} (1 - e^{eps - l}), a sum of O(1) terms near the
   tilted mean, which the FFT computes to ~1e-13 *relative* to the Chernoff factor M e^{-lam eps};
 * every tilted mass that is not in the final vector -- cut off at either end after a convolution, or
-  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`.pld_core.grid`) -- adds at most
+  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`.pld_core.grid`; squarings and
+  compositions whose float64 bound would exceed their budget split off their peaks, else run in extended
+  precision) -- adds at most
   its own size to S (each weight e^{-lam (l - eps)} (1 - e^{eps - l})_+ is <= 1 for lam >= 0), so it
   is charged as that: delta <= M e^{-lam eps} (S + slack) + P(L = +inf).
 

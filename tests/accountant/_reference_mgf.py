@@ -202,13 +202,18 @@ def reference_epsilon(q: float, sigma: float, steps: int, delta: float, directio
     dt, previous = 0.05, None
     for _ in range(24):
         inv = _Inversion(q, sigma, steps, eps0, direction, dt)
-        # bisection only near the saddle's eps0 (far from it the inversion's sum cancels to round-off);
-        # an answer at an end of the bracket re-centres the saddle there
+        # bisection near the saddle's eps0 (far from it the inversion's sum may cancel to round-off); an answer
+        # elsewhere re-centres the saddle there and is computed again
         width = 0.05 * max(eps0, 1e-3)
         lo, hi = max(eps0 - width, 0.0), eps0 + width
         value = _epsilon_on(inv, delta, lo, hi)
+        if not lo + 1e-9 * max(1.0, hi) < value < hi - 1e-9 * max(1.0, hi):
+            # the answer lies outside the bracket (a Chernoff guess far above it): one wide bisection on the same
+            # inversion for the next centre (checked there), instead of stepping the bracket along
+            wide = _epsilon_on(inv, delta, 1e-6 * eps0, 4.0 * eps0)
+            value = wide if 1e-6 * eps0 < wide < 4.0 * eps0 * (1 - 1e-9) else value
         if abs(value - eps0) > 1e-3 * max(eps0, 1e-3):
-            eps0 = value if lo < value < hi else (hi if value >= hi else max(lo, 1e-9))
+            eps0 = max(value, 1e-9)
             continue
         if previous is not None and abs(value - previous) <= rtol * max(1.0, value):
             return value, abs(value - previous) + 1e-12 * max(1.0, value)

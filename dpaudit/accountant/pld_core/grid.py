@@ -30,7 +30,14 @@ relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Self-com
 each squaring once per copy of its block in the result; where that would exceed ``PRECISE_BUDGET`` the
 squaring (:meth:`GridPLD.square`) splits off its peak (a short extended-precision convolution plus a long
 float64 one of the sparse rest, whose norms, and so bound, are small) or runs its FFTs in extended precision
-(``np.longdouble``, bounded with its own unit round-off). Since every weight in delta(eps)
+(``np.longdouble``, bounded with its own unit round-off); a composition of two different peaked vectors can
+split off both peaks the same way (:func:`_compose_split`, used by the tilted read-out). The FFT lengths are
+``scipy.fft.next_fast_len(n, real=True)``, products of 2, 3 and 5, which numpy's pocketfft runs as radix-4, 2, 3
+and 5 passes: the radix-2 argument of Higham's Thm 24.2 (a product of sparse butterfly stages, each with a small
+relative error, Lemma 3.7) carries over pass by pass (mixed-radix analysis: Ramos 1971, Math. Comp. 25,
+757-768): a radix-r pass of r-point butterflies has relative 2-norm error about (r + 1 + mu) u sqrt(r), within the
+``8 * 1.5 * log2(r) u`` the bound charges per pass for r = 3, 4, 5 as for r = 2 (checked against exact integer
+convolutions in the tests, at such lengths). Since every weight in delta(eps)
 lies in [0, 1], that bound is added to (pessimistic) or subtracted from (optimistic) every delta read
 out; sums carry a further relative ``n u``. Truncating tail mass below ``TAIL_MASS`` per operation is
 done on the declared side (pessimistic: into +inf or up to the first grid point), so it is not an
