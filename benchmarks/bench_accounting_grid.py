@@ -383,7 +383,8 @@ def main() -> None:
     fuzz = json.loads(Path(args.fuzz_from).read_text())["fuzz"] if args.fuzz_from else fuzz_rows(args.trees)
     (ROOT / "reports").mkdir(exist_ok=True)
     off_grid = grid_rows([c + (DELTA,) for c in OFF_GRID], have_peer) if args.off_grid else earlier_off_grid
-    note = ("a later run of fuzz_rows than the grid rows (--grid-from, --fuzz-from), whose DP-SGD leaves' code is "
+    note = ("run in the same invocation as the grid" if args.fuzz_from and args.fuzz_from == args.grid_from
+            else "a later run of fuzz_rows than the grid rows (--grid-from, --fuzz-from), whose DP-SGD leaves' code is "
             "unchanged since" if args.fuzz_from and args.grid_from
             else "a separate run of this benchmark (--no-grid) with the same code, alongside the grid's run" if args.fuzz_from
             else "re-run after the grid's run (--grid-from: the grid rows measure the upper end, unchanged since)"
