@@ -160,6 +160,9 @@ class _Inversion:
             t = (start + np.arange(block)) * dt
             s = c + 1j * t
             part = steps * log_mgf(q, sigma, s, direction, c_max=max(c, 1.0)) - np.log(s * (s + 1.0)) - s * eps0
+            # |M(c + it)|^T underflowed to 0 far out (ln 0 = -inf, its phase nan): a term of exactly 0, not a nan
+            # that would keep the stopping rule below from ever holding
+            part = np.where(np.isfinite(part) | (part.real == np.inf), part, complex(-np.inf, 0.0))
             parts.append(part)
             peak = max(peak, float(part.real.max()))
             start += block
