@@ -7,8 +7,8 @@ Run: nice -n 10 python benchmarks/bench_small_delta_reference.py [--min-steps N]
      [--max-seconds S] [--keep JSON]
   (rows of ``bench_accounting_grid.grid_configs()`` at delta <= 1e-9 with T >= N, default 50, and the rows at
   every delta with T among --every-delta-steps, default 50; the inversion is given S seconds per row, default
-  300, after which the row is reported without an exact value; --keep: exact values of an earlier run's JSON
-  are reused for its rows, our columns are always re-run)
+  300, after which the row is reported without an exact value, 0: none computed; --keep: exact values of an
+  earlier run's JSON are reused for its rows, our columns are always re-run)
 
 Why the inversion is slow at few steps and small q: the Bromwich integrand decays in t only once |M(c + it)|^T
 does, and the bulk of one step's loss (the steps that do not sample the record: losses within about q of 0)
@@ -81,8 +81,9 @@ def main() -> None:
     args = parser.parse_args()
     grid = {(r["q"], r["sigma"], r["steps"], r["delta"]): r
             for r in json.loads(Path(args.grid_json).read_text())["grid"]}
-    kept = {(r["q"], r["sigma"], r["steps"], r["delta"]): r
-            for r in (json.loads(Path(args.keep).read_text()) if args.keep else []) if "exact" in r}
+    earlier = {(r["q"], r["sigma"], r["steps"], r["delta"]): r
+               for r in (json.loads(Path(args.keep).read_text()) if args.keep else [])}
+    kept = {key: r for key, r in earlier.items() if "exact" in r}
     order = {config: i for i, config in enumerate(grid_configs())}
     selected = [c for c in order if (c[3] <= 1e-9 and c[2] >= args.min_steps) or c[2] in args.every_delta_steps]
     rows = []
@@ -93,6 +94,8 @@ def main() -> None:
         if old_exact is not None:
             result = (old_exact["exact"], old_exact["exact_error"], old_exact["direction"])
             ref_seconds = old_exact["reference_seconds"]
+        elif args.max_seconds <= 0:  # nothing computed: the earlier run's attempt stands
+            result, ref_seconds = None, earlier.get((q, sigma, steps, delta), {}).get("reference_seconds", math.nan)
         else:
             start = time.perf_counter()
             result = exact_with_limit((q, sigma, steps, delta), args.max_seconds)

@@ -811,6 +811,8 @@ class PLDAccountant(AttackRiskReadouts):
         if "plain floor" not in self._grids:
             floor, built = 0.0, {}
             step, fine = self.step(True), self._leaf_factor(True)
+            self._check_composed(step)  # the plain grid's own refusals, before any leaf is built (as :meth:`_upper`)
+            self._check_cells(step / fine)
             for leaf, count in _merged(self._leaves).items():
                 if count < 2 or (FAMILIES.of_kind(leaf.kind).exact_power is not None and leaf.sampling is None):
                     continue
