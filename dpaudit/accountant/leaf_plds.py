@@ -53,7 +53,9 @@ def merged(leaves: Counter[Leaf]) -> Counter[Leaf]:
 
 
 def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimistic: bool,
-                   fine: int = 1, only: str | None = None, measure: str = "p") -> tuple[GridPLD | None, GridPLD | None]:
+                   fine: int = 1, only: str | None = None, measure: str = "p",
+                   built: dict[Leaf, tuple[GridPLD | None, GridPLD | None]] | None = None
+                   ) -> tuple[GridPLD | None, GridPLD | None]:
     """(remove, add) composed PLDs of the leaves on a grid of the given step (the same object twice
     while every leaf is symmetric); with ``fine`` = 2^r > 1 (upper bound only) each leaf is discretised
     on step / fine and coarsened to step while it is self-composed. ``only`` ("remove" or "add"): that
@@ -63,7 +65,10 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
     the Q-mass of a composition is the convolution of the parts' Q-masses) by a convolution of their own, each
     part's turned into Q-masses (:func:`_q_masses`) before it is composed. Its float error is that of the
     Q-masses themselves, where e^{-loss} times the P-masses' error would be far larger at negative losses
-    (the remove side of a Poisson-sampled sub-tree, :func:`.pld_core.subsampling.subsampled_lower_pair`)."""
+    (the remove side of a Poisson-sampled sub-tree, :func:`.pld_core.subsampling.subsampled_lower_pair`).
+
+    ``built``: leaf pairs already built with these arguments (``build_leaf(leaf, relation, step / fine,
+    pessimistic, only=only)``), used instead of building them again."""
     if measure not in ("p", "q") or (measure == "q" and (pessimistic or fine != 1)):
         raise ValueError("measure must be 'p', or 'q' for an optimistic composition on one grid")
     convert = _q_masses if measure == "q" else (lambda pld: pld)
@@ -81,7 +86,8 @@ def compose_leaves(leaves: Counter[Leaf], relation: str, step: float, pessimisti
         if exact is not None:
             part_remove = part_add = convert(exact)
         else:
-            leaf_remove, leaf_add = build_leaf(leaf, relation, step / fine, pessimistic, only=only)
+            leaf_remove, leaf_add = (built[leaf] if built is not None and leaf in built
+                                     else build_leaf(leaf, relation, step / fine, pessimistic, only=only))
             if measure == "q":
                 leaf_remove, leaf_add = (convert(leaf_remove),) * 2 if leaf_add is leaf_remove else (
                     None if leaf_remove is None else convert(leaf_remove), None if leaf_add is None else convert(leaf_add))

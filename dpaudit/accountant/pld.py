@@ -44,7 +44,12 @@ floor, 1000x on the default one, or below ``SMALL_DELTA`` when it cannot be plan
 computed by exponential tilting (:mod:`.pld_tilted`: delta(eps) = M(lam) e^{-lam eps} S, the tail beyond
 the grid bounded by its tilted mass) on the same multi-resolution grids (leaves on the fine grid, coarsened
 while composed), its tilt restricted to tilted leaves the grid resolves; the smaller of the sound bounds is
-returned. It stays finite and tight down to 1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
+returned. Where the plain grid's floor, bounded below before composing (each self-composed leaf's first
+squaring's float error bound, once per copy of the squared pair: :meth:`PLDAccountant._plain_floor`), is
+already within 30x of the target, the plain grid is not composed at all (it would charge at least 1/30 of
+the target, raising its epsilon by about 0.03 / lam, and the tilted read-out runs anyway): the tilted bound
+alone is returned, the plain grid only where tilting gives nothing finite. It stays finite and tight down to
+1e-30 and beyond. Below ``SMALL_DELTA`` where the budgets cannot be
 planned, the lower end of ``epsilon_interval`` is likewise read by tilting alone (the optimistic one grid,
 refined as the interval asks; the plain optimistic read-out only where tilting gives nothing positive), the
 add direction only where its Chernoff bound exceeds the remove direction's lower end.
@@ -525,6 +530,15 @@ class PLDAccountant(AttackRiskReadouts):
                 tilted = self._with_tilted(0.0, target_delta, False, refinement)
                 if tilted > 0.0:
                     return round_down(tilted)
+        if (pessimistic and refinement == 0 and target_delta > 0 and getattr(self, "_level", None) is not None
+                and target_delta < 30.0 * self._plain_floor()):
+            # the plain grid would charge at least target / 30 of float error (so the tilted read-out below runs
+            # anyway, and the plain one's epsilon is raised by about 0.03 / lam or more): tilting alone, the
+            # plain grid only where tilting gives nothing finite
+            tilted = self._with_tilted(math.inf, target_delta, True)
+            if math.isfinite(tilted):
+                return min(_up(tilted), self._pure_epsilon(target_delta), self._rdp_epsilon(target_delta),
+                           self._zcdp_epsilon(target_delta))
         screened = self._screened_epsilon(target_delta) if pessimistic and refinement == 0 else None
         if screened is not None:
             value, read = screened
@@ -724,7 +738,9 @@ class PLDAccountant(AttackRiskReadouts):
                     fine = 1 if fine <= _SCREEN_MAX_FACTOR else fine // 4
                 self._check_composed(self.step(True))
                 self._check_cells(self.step(True) / fine)
-                pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine, only=direction)
+                built = self._grids.get("remove leaves") if direction == "remove" and not coarse else None
+                pair = compose_leaves(_merged(self._leaves), self.neighbouring, self.step(True), True, fine,
+                                      only=direction, built=built)
             self._grids[key] = (pair[0 if direction == "remove" else 1], pair[0] is pair[1])
         return self._grids[key]
 
@@ -783,6 +799,31 @@ class PLDAccountant(AttackRiskReadouts):
                 level = (min(TAIL_MASS, tail), min(PRECISE_BUDGET, 10.0 ** math.floor(math.log10(floor / 4))))
         self._level = level
         return budgets(*level) if level is not None else budgets(TAIL_MASS, PRECISE_BUDGET)
+
+    def _plain_floor(self) -> float:
+        """A lower bound on the float error the plain upper grid of the remove direction (always read) charges on
+        the current budgets (:meth:`_budgets`), without composing it: each self-composed leaf's first squaring
+        charges at least :func:`.pld_core.grid.squaring_error` of its leaf grid (on the budget that squaring gets),
+        and every later squaring and composition carries that error once per copy of the squared pair in the
+        result (count // 2 copies; the masses it is multiplied by are within 1e-3 of 1, hence the 0.99)."""
+        from .pld_core.grid import error_budget, squaring_error
+
+        if "plain floor" not in self._grids:
+            floor, built = 0.0, {}
+            step, fine = self.step(True), self._leaf_factor(True)
+            self._check_composed(step)  # the plain grid's own refusals, before any leaf is built (as :meth:`_upper`)
+            self._check_cells(step / fine)
+            for leaf, count in _merged(self._leaves).items():
+                if count < 2 or (FAMILIES.of_kind(leaf.kind).exact_power is not None and leaf.sampling is None):
+                    continue
+                built[leaf] = build_leaf(leaf, self.neighbouring, step / fine, True, only="remove")
+                remove = built[leaf][0]  # (kept for the plain grid, :meth:`_upper`, should it be composed)
+                if remove is None:
+                    continue
+                first = squaring_error(remove.pmf, error_budget() / (count >> 1))
+                floor = max(floor, 0.99 * (count >> 1) * first)
+            self._grids["plain floor"], self._grids["remove leaves"] = floor, built
+        return self._grids["plain floor"]
 
     def _tilted_only(self, target_delta: float) -> bool:
         """Whether a read-out at ``target_delta`` is by exponential tilting alone: below :data:`SMALL_DELTA` on

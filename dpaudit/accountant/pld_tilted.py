@@ -13,7 +13,9 @@ bound of the composed loss is its zeroth-order term):
   S(eps) = sum_{l > eps} p~(l) e^{-lam (l - eps)} (1 - e^{eps - l}), a sum of O(1) terms near the
   tilted mean, which the FFT computes to ~1e-13 *relative* to the Chernoff factor M e^{-lam eps};
 * every tilted mass that is not in the final vector -- cut off at either end after a convolution, or
-  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`.pld_core.grid`) -- adds at most
+  the l1 float error bound of the FFTs (Higham 2002, Thm 24.2, as in :mod:`.pld_core.grid`; squarings and
+  compositions whose float64 bound would exceed their budget split off their peaks, else run in extended
+  precision) -- adds at most
   its own size to S (each weight e^{-lam (l - eps)} (1 - e^{eps - l})_+ is <= 1 for lam >= 0), so it
   is charged as that: delta <= M e^{-lam eps} (S + slack) + P(L = +inf).
 
@@ -36,7 +38,7 @@ import scipy.fft
 from ..errors import AccountingTooLargeError
 from .leaf import Leaf
 from .leaf_plds import build_leaf, log_mgf_curve
-from .pld_core.grid import (GridPLD, _convolve, _split_error, _split_peak, _square_split, convolution_error,
+from .pld_core.grid import (GridPLD, _compose_split, _convolve, _split_error, _split_peak, _square_split, convolution_error,
                              multiresolution_power)
 
 __all__ = ["TiltedPLD", "tilted_pld", "choose_tilts", "tilted_epsilon", "tilted_epsilon_of", "tilted_lower_epsilon",
@@ -51,6 +53,7 @@ _PROBE_STEP = 64.0
 
 _U = 2.0**-53
 _CUT = 1e-20  # tilted mass cut off at each end after each operation (charged in ``slack``)
+_CUT_HEAD = 4096  # cells summed first when looking for that cut
 _LEAF_FLOOR = 1e-300  # P-mass beyond the widest grid (normal tail beyond 37.5 sd), charged at +inf
 _LAMBDAS = np.concatenate([np.geomspace(0.02, 2000.0, 121)])
 _SQUARE_BUDGET = 1e-10  # tilted mass a self-composition's squarings may lose to float error (split or extended beyond)
@@ -73,6 +76,16 @@ def _product_error(a: np.ndarray, b: np.ndarray) -> float:
     norms = (math.sqrt(float(np.square(a).sum())) * float(b.sum())
              + float(a.sum()) * math.sqrt(float(np.square(b).sum())))
     return 8.0 * _U * math.log2(size) * 1.5 * norms * math.sqrt(size)
+
+
+def _cells_below(pmf: np.ndarray, cut: float, side: str = "right") -> int:
+    """``searchsorted(cumsum(pmf), cut, side)``: with "right", how many leading cells hold at most ``cut`` of mass
+    together. The running sum of a prefix is bitwise that of the whole vector's head, so the cut is looked for on
+    a short head first and on the whole vector only when it lies beyond."""
+    head = np.cumsum(pmf[:_CUT_HEAD])
+    if head.size < pmf.size and (head[-1] <= cut if side == "right" else head[-1] < cut):
+        head = np.cumsum(pmf)
+    return int(np.searchsorted(head, cut, side=side))
 
 
 @dataclass(frozen=True)
@@ -134,8 +147,8 @@ class TiltedPLD:
         if keep.size == 0:
             return self
         lo, hi = int(keep[0]), int(keep[-1]) + 1
-        lo += int(np.searchsorted(np.cumsum(pmf[lo:hi]), _CUT, side="right"))
-        hi -= int(np.searchsorted(np.cumsum(pmf[lo:hi][::-1]), _CUT, side="right"))
+        lo += _cells_below(pmf[lo:hi], _CUT)
+        hi -= _cells_below(pmf[lo:hi][::-1], _CUT)
         if hi <= lo:
             return self
         dropped = 0.0 if self.lower else float(pmf[:lo].sum() + pmf[hi:].sum()) * (1 + 4 * _U)
@@ -143,12 +156,17 @@ class TiltedPLD:
                          self.slack + dropped, self.inf_mass, self.lower)
 
     def compose(self, other: TiltedPLD, budget: float = math.inf) -> TiltedPLD:
-        """The tilted PLD of running both (convolution; in extended precision where the float64 bound would
-        exceed ``budget``)."""
+        """The tilted PLD of running both (convolution; where the float64 bound would exceed ``budget``, with both
+        peaks split off when that bound is within it, :func:`.pld_core.grid._compose_split`, else in extended
+        precision)."""
         if self.step != other.step or self.lam != other.lam or self.lower != other.lower:
             raise ValueError("tilted PLDs on different grids or tilts cannot be composed")
         precise = math.isfinite(budget) and _product_error(self.pmf, other.pmf) > budget
-        pmf, err, level = _convolve(self.pmf, other.pmf, precise)
+        split = (_split_peak(self.pmf), _split_peak(other.pmf)) if precise else (None, None)
+        if None not in split and _compose_split(self.pmf, other.pmf, *split, bound_only=True)[1] <= budget:
+            pmf, err, level = _compose_split(self.pmf, other.pmf, *split)
+        else:
+            pmf, err, level = _convolve(self.pmf, other.pmf, precise)
         slack = float(self.slack) + float(other.slack) + float(err) + _product(self.slack, other.slack)
         if self.lower:
             inf_mass = max(0.0, (self.inf_mass + other.inf_mass - self.inf_mass * other.inf_mass) * (1 - 8 * _U))
@@ -400,10 +418,8 @@ def _log_mgf_and_reach(pld: GridPLD, lams: np.ndarray) -> tuple[np.ndarray, np.n
         weights = np.exp(log_p + lam * losses - float((log_p + lam * losses).max()))
         total = float(weights.sum())
         out[i] = float((log_p + lam * losses).max()) + math.log(total)
-        head = np.cumsum(weights)  # tilted mass at and below each cell
-        first = int(np.searchsorted(head, _CUT * total))  # first cell whose lower tail reaches the cut
-        tail = np.cumsum(weights[::-1])  # tilted mass at and above each cell, from the top
-        last = losses.size - 1 - int(np.searchsorted(tail, _CUT * total))  # last cell whose upper tail reaches it
+        first = _cells_below(weights, _CUT * total, "left")  # first cell whose lower tail reaches the cut
+        last = losses.size - 1 - _cells_below(weights[::-1], _CUT * total, "left")  # last whose upper tail does
         top = float(losses[min(last, losses.size - 1)])
         # a tilted law reaching the top tenth of the widest grid sits at its edge: there it is not resolved
         edge = top > losses[-1] - 0.1 * (losses[-1] - losses[0])

@@ -160,6 +160,9 @@ class _Inversion:
             t = (start + np.arange(block)) * dt
             s = c + 1j * t
             part = steps * log_mgf(q, sigma, s, direction, c_max=max(c, 1.0)) - np.log(s * (s + 1.0)) - s * eps0
+            # |M(c + it)|^T underflowed to 0 far out (ln 0 = -inf, its phase nan): a term of exactly 0, not a nan
+            # that would keep the stopping rule below from ever holding
+            part = np.where(np.isfinite(part) | (part.real == np.inf), part, complex(-np.inf, 0.0))
             parts.append(part)
             peak = max(peak, float(part.real.max()))
             start += block
@@ -202,13 +205,18 @@ def reference_epsilon(q: float, sigma: float, steps: int, delta: float, directio
     dt, previous = 0.05, None
     for _ in range(24):
         inv = _Inversion(q, sigma, steps, eps0, direction, dt)
-        # bisection only near the saddle's eps0 (far from it the inversion's sum cancels to round-off);
-        # an answer at an end of the bracket re-centres the saddle there
+        # bisection near the saddle's eps0 (far from it the inversion's sum may cancel to round-off); an answer
+        # elsewhere re-centres the saddle there and is computed again
         width = 0.05 * max(eps0, 1e-3)
         lo, hi = max(eps0 - width, 0.0), eps0 + width
         value = _epsilon_on(inv, delta, lo, hi)
+        if not lo + 1e-9 * max(1.0, hi) < value < hi - 1e-9 * max(1.0, hi):
+            # the answer lies outside the bracket (a Chernoff guess far above it): one wide bisection on the same
+            # inversion for the next centre (checked there), instead of stepping the bracket along
+            wide = _epsilon_on(inv, delta, 1e-6 * eps0, 4.0 * eps0)
+            value = wide if 1e-6 * eps0 < wide < 4.0 * eps0 * (1 - 1e-9) else value
         if abs(value - eps0) > 1e-3 * max(eps0, 1e-3):
-            eps0 = value if lo < value < hi else (hi if value >= hi else max(lo, 1e-9))
+            eps0 = max(value, 1e-9)
             continue
         if previous is not None and abs(value - previous) <= rtol * max(1.0, value):
             return value, abs(value - previous) + 1e-12 * max(1.0, value)

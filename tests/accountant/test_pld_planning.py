@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from ._reference_pld import reference_epsilon
 from dpaudit.accountant import PLDAccountant
-from dpaudit.accountant.pld_core.grid import GridPLD, _split_peak, convolution_error
+from dpaudit.accountant.pld_core.grid import (GridPLD, _compose_split, _convolve, _split_peak, compose_split_error,
+                                              convolution_error, squaring_error)
 from dpaudit.events import Gaussian, PoissonSampled, SelfComposed
 
 _SCALE = 2**20  # dyadic masses k / 2^20: every product and every sum of the convolution is exact in int64
@@ -57,6 +58,41 @@ def test_squaring_stays_within_its_error_bound(seed, size, peak_at, peak_width, 
     if path != "plain":
         assert square.error <= budget or path == "precise"
     assert square.error <= convolution_error(pmf) * 1.0001 + 1e-300 or path == "plain"
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**31), sizes=st.tuples(st.integers(100, 3000), st.integers(100, 3000)),
+       peaks=st.tuples(st.integers(0, 3000), st.integers(0, 3000)), peak_width=st.integers(5, 300),
+       tail_share=st.sampled_from([1e-6, 1e-3, 0.05]))
+def test_composition_with_both_peaks_split_off_stays_within_its_error_bound(seed, sizes, peaks, peak_width, tail_share):
+    """The product of two different peaked vectors with both peaks split off (the tilted read-out's compositions
+    that need a small float error) is within its stated l1 error bound of the exact convolution (dyadic masses,
+    exact in int64), and that bound is far below the plain float64 FFT's where the mass sits in the peaks."""
+    a = _dyadic_peaked(seed, sizes[0], peaks[0], min(peak_width, sizes[0]), tail_share)
+    b = _dyadic_peaked(seed + 1, sizes[1], peaks[1], min(peak_width, sizes[1]), tail_share)
+    split_a, split_b = _split_peak(a / _SCALE), _split_peak(b / _SCALE)
+    if split_a is None or split_b is None:
+        assert compose_split_error(a / _SCALE, b / _SCALE) == math.inf
+        return
+    out, error, level = _compose_split(a / _SCALE, b / _SCALE, split_a, split_b)
+    exact = np.convolve(a, b) / float(_SCALE) ** 2
+    assert out.size == exact.size and level >= 0.0
+    assert np.abs(out - exact).sum() <= error
+    assert error == compose_split_error(a / _SCALE, b / _SCALE)
+    if tail_share <= 1e-3:  # the rest's norms are small: the split bound is below the plain float64 FFT's
+        assert error < _convolve(a / _SCALE, b / _SCALE)[1]
+
+
+def test_squaring_error_predicts_the_charged_bound():
+    """squaring_error (computed from the norms, no convolution) equals the float error a squaring charges on the
+    plain and split paths and is a lower bound on the extended-precision path's (which adds the cells' floor)."""
+    counts = _dyadic_peaked(7, 2000, 900, 40, 1e-3)
+    pld = GridPLD(0.01, 0, counts / _SCALE, 0.0, 0.0, True)
+    plain = convolution_error(pld.pmf)
+    for budget in (math.inf, 0.999 * plain, 0.0):
+        charged = pld.square(tail_mass=0.0, error_budget=budget).error
+        predicted = squaring_error(pld.pmf, budget)
+        assert predicted <= charged <= predicted * (1 + 1e-9) + 4000 * 1e-250
 
 
 def test_long_composition_keeps_a_small_float_error_floor():

@@ -30,7 +30,14 @@ relative 2-norm error of a radix-2 FFT <= ~5u log2 n, converted to l1). Self-com
 each squaring once per copy of its block in the result; where that would exceed ``PRECISE_BUDGET`` the
 squaring (:meth:`GridPLD.square`) splits off its peak (a short extended-precision convolution plus a long
 float64 one of the sparse rest, whose norms, and so bound, are small) or runs its FFTs in extended precision
-(``np.longdouble``, bounded with its own unit round-off). Since every weight in delta(eps)
+(``np.longdouble``, bounded with its own unit round-off); a composition of two different peaked vectors can
+split off both peaks the same way (:func:`_compose_split`, used by the tilted read-out). The FFT lengths are
+``scipy.fft.next_fast_len(n, real=True)``, products of 2, 3 and 5, which numpy's pocketfft runs as radix-4, 2, 3
+and 5 passes: the radix-2 argument of Higham's Thm 24.2 (a product of sparse butterfly stages, each with a small
+relative error, Lemma 3.7) carries over pass by pass (mixed-radix analysis: Ramos 1971, Math. Comp. 25,
+757-768): a radix-r pass of r-point butterflies has relative 2-norm error about (r + 1 + mu) u sqrt(r), within the
+``8 * 1.5 * log2(r) u`` the bound charges per pass for r = 3, 4, 5 as for r = 2 (checked against exact integer
+convolutions in the tests, at such lengths). Since every weight in delta(eps)
 lies in [0, 1], that bound is added to (pessimistic) or subtracted from (optimistic) every delta read
 out; sums carry a further relative ``n u``. Truncating tail mass below ``TAIL_MASS`` per operation is
 done on the declared side (pessimistic: into +inf or up to the first grid point), so it is not an
@@ -51,7 +58,7 @@ import scipy.fft
 
 from .merging import merge_onto_grid
 
-__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "budgets", "tail_mass", "error_budget", "convolution_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
+__all__ = ["GridPLD", "TAIL_MASS", "PRECISE_BUDGET", "budgets", "tail_mass", "error_budget", "convolution_error", "compose_split_error", "squaring_error", "from_interval_masses", "from_centred_masses", "from_atoms", "binomial_rr", "identity"]
 
 #: Tail mass cut off (on the declared side) after every convolution.
 TAIL_MASS = 1e-15
@@ -406,6 +413,61 @@ def _square_split(a: np.ndarray, start: int, width: int, bound_only: bool = Fals
     return out, error, level
 
 
+def _compose_split(a: np.ndarray, b: np.ndarray, split_a: tuple[int, int], split_b: tuple[int, int],
+                   bound_only: bool = False) -> tuple[np.ndarray | None, float, float]:
+    """a * b with both peaks split off (:func:`_square_split` for two different vectors): with a = w + r and
+    b = v + s (w, v the peak windows ``split_a``, ``split_b``; r, s the rest, as full-length vectors, exact in
+    floats), a * b = w * v + r * b + w * s. w * v is a short extended-precision convolution; r * b and w * s
+    are float64 FFT convolutions (:func:`_convolve`, each with its own bound on its own norms: small when the
+    mass sits in the peaks, since |r|, |s| are); the three are added (two float64 additions of non-negative
+    sums: at most 2 u |a|_1 |b|_1 in l1, plus the parts' own errors). Returns (result, l1 error bound,
+    per-entry noise level); with ``bound_only`` the result is None and only the bound is computed."""
+    (start_a, width_a), (start_b, width_b) = split_a, split_b
+    peak_a, peak_b = a[start_a:start_a + width_a], b[start_b:start_b + width_b]
+    rest_a, rest_b = a.copy(), b.copy()
+    rest_a[start_a:start_a + width_a] = 0.0
+    rest_b[start_b:start_b + width_b] = 0.0
+    n = a.size + b.size - 1
+    sum_a, sum_b = float(a.sum()), float(b.sum())
+    margin_a, margin_b = 1.0 + 2 * a.size * _U, 1.0 + 2 * b.size * _U  # the float sums of the norms below
+    r_1, r_2 = float(rest_a.sum()) * margin_a, math.sqrt(float(np.square(rest_a).sum()) * margin_a)
+    s_1, s_2 = float(rest_b.sum()) * margin_b, math.sqrt(float(np.square(rest_b).sum()) * margin_b)
+    w_1, w_2 = float(peak_a.sum()) * margin_a, math.sqrt(float(np.square(peak_a).sum()) * margin_a)
+    b_1, b_2 = sum_b * margin_b, math.sqrt(float(np.square(b).sum()) * margin_b)
+    size_rb = scipy.fft.next_fast_len(n, real=True)
+    size_ws = scipy.fft.next_fast_len(width_a + b.size - 1, real=True)
+    long_rb = _fft_bound_2(_U, size_rb, r_2 * b_1 + r_1 * b_2)
+    long_ws = _fft_bound_2(_U, size_ws, w_2 * s_1 + w_1 * s_2)
+    v_1, v_2 = float(peak_b.sum()) * margin_b, math.sqrt(float(np.square(peak_b).sum()) * margin_b)
+    if min(width_a, width_b) <= 64:  # :func:`_convolve` sums short products directly
+        core_bound = 2.0 * _U * min(width_a, width_b) * w_1 * v_1
+    else:
+        core_size = scipy.fft.next_fast_len(width_a + width_b - 1, real=True)
+        core_bound = (_fft_bound_2(_U_EXTENDED, core_size, w_2 * v_1 + w_1 * v_2) * math.sqrt(core_size)
+                      + 2.0 * _U * w_1 * v_1 + (width_a + width_b) * _FLUSH)
+    error = (long_rb * math.sqrt(size_rb) + long_ws * math.sqrt(size_ws) + core_bound
+             + 2.0 * _U * sum_a * sum_b * (1 + 1e-6) + 2 * n * _FLUSH)
+    level = 4.0 * (long_rb / math.sqrt(size_rb) + long_ws / math.sqrt(size_ws))
+    if bound_only:
+        return None, error, level
+    out = np.fft.irfft(np.fft.rfft(rest_a, size_rb) * np.fft.rfft(b, size_rb), size_rb)[:n]
+    out[start_a:start_a + width_a + b.size - 1] += np.fft.irfft(
+        np.fft.rfft(peak_a, size_ws) * np.fft.rfft(rest_b, size_ws), size_ws)[:width_a + b.size - 1]
+    start = start_a + start_b
+    out[start:start + width_a + width_b - 1] += _convolve(peak_a, peak_b, precise=True)[0]
+    out[out < _FLUSH] = 0.0
+    return out, error, level
+
+
+def compose_split_error(a: np.ndarray, b: np.ndarray) -> float:
+    """The l1 error bound of :func:`_compose_split` on the peaks :func:`_split_peak` finds, or inf when either
+    vector's mass is not in a peak."""
+    split_a, split_b = _split_peak(a), _split_peak(b)
+    if split_a is None or split_b is None:
+        return math.inf
+    return _compose_split(a, b, split_a, split_b, bound_only=True)[1]
+
+
 def _fft_bound_2(unit: float, size: int, norms: float) -> float:
     """2-norm error bound of an FFT convolution of length ``size`` with ``norms`` = |a|_2 |b|_1 + |a|_1 |b|_2."""
     return 8.0 * unit * math.log2(size) * 1.5 * norms
@@ -416,6 +478,26 @@ def convolution_error(a: np.ndarray) -> float:
     size = scipy.fft.next_fast_len(2 * a.size - 1, real=True)
     norms = 2.0 * float(a.sum()) * math.sqrt(float(np.square(a).sum()))
     return _fft_bound_2(_U, size, norms) * math.sqrt(size)
+
+
+def squaring_error(a: np.ndarray, budget: float) -> float:
+    """The l1 float error bound :meth:`GridPLD.square` charges for squaring ``a`` (its own arithmetic, not the
+    error ``a`` already carries) under ``error_budget`` = ``budget``: the float64 FFT's, else that of the peak
+    split off, else that of extended precision; computed from the norms alone (no convolution)."""
+    if a.size <= 64:
+        return 2.0 * _U * a.size * float(a.sum()) ** 2
+    plain = convolution_error(a)
+    if plain <= budget:
+        return plain
+    split = _split_peak(a)
+    if split is not None:
+        error = _split_error(a, *split)
+        if error <= budget:
+            return error
+    size = scipy.fft.next_fast_len(2 * a.size - 1, real=True)
+    total = float(a.sum())
+    norms = 2.0 * total * math.sqrt(float(np.square(a).sum()))
+    return _fft_bound_2(_U_EXTENDED, size, norms) * math.sqrt(size) + 2.0 * _U * total * total
 
 
 def _convolve_heads(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float, float]:
