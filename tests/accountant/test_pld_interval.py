@@ -172,10 +172,10 @@ def test_refused_optimistic_grid_is_coarsened_not_zero(monkeypatch):
     planned = acct.step(pessimistic=False)
     compose = pld_module.compose_leaves
 
-    def refusing(leaves, relation, step, pessimistic, fine=1, only=None, built=None):
+    def refusing(leaves, relation, step, pessimistic, fine=1, only=None, **options):
         if not pessimistic and step < 3 * planned:
             raise UnsupportedEventError("test: optimistic grid too large")
-        return compose(leaves, relation, step, pessimistic, fine, only, built)
+        return compose(leaves, relation, step, pessimistic, fine, only, **options)
 
     monkeypatch.setattr(pld_module, "compose_leaves", refusing)
     lower, upper = acct.epsilon_interval(DELTA)
