@@ -250,13 +250,9 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
             _numpy_loop(mechanism, d, d_prime, samples)
             seconds["loop"].append(time.perf_counter() - started)
             for w in counts:
-                time.sleep(IDLE_GAP)
-                here, workers = _cpu_seconds()
-                started = time.perf_counter()
-                dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=run_index, workers=w)
-                seconds[w].append(time.perf_counter() - started)
-                after_here, after_workers = _cpu_seconds()
-                cpu[w].append((after_here - here, after_workers - workers))
+                wall, here, workers = _timed_audit(mechanism, d, d_prime, samples, run_index, w)
+                seconds[w].append(wall)
+                cpu[w].append((here, workers))
         median = {key: float(np.median(values)) for key, values in seconds.items()}
         lines.append(f"| {name} | {median['loop']:.2f} | " + " | ".join(f"{median[w]:.2f}" for w in counts)
                      + f" | {median['loop'] / median[1]:.2f}x | "
@@ -287,6 +283,17 @@ def throughput(samples: int = 10**7, runs: int = 5) -> list[str]:
     return lines
 
 
+def _timed_audit(mechanism, d, d_prime, samples: int, seed: int, workers: int) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds here and in worker processes of one audit, started IDLE_GAP after the last run."""
+    time.sleep(IDLE_GAP)
+    here, children = _cpu_seconds()
+    started = time.perf_counter()
+    dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=seed, workers=workers)
+    wall = time.perf_counter() - started
+    after_here, after_children = _cpu_seconds()
+    return wall, after_here - here, after_children - children
+
+
 def _beside_busy_processes(cases, samples: int, runs: int, busy: int) -> list[str]:
     """workers = 1 against workers = 2 beside ``busy`` processes spinning in their own sessions (so in their own
     scheduling groups, as other jobs on the machine are): no core is free, so the audit starts no worker
@@ -307,13 +314,9 @@ def _beside_busy_processes(cases, samples: int, runs: int, busy: int) -> list[st
             started_workers = 0
             for run_index in range(runs):
                 for w in (1, 2):
-                    time.sleep(IDLE_GAP)
-                    _, before = _cpu_seconds()
-                    started = time.perf_counter()
-                    dpaudit.audit(mechanism, d, d_prime, epsilon=1.0, samples=samples, seed=run_index, workers=w)
-                    seconds[w].append(time.perf_counter() - started)
-                    _, after = _cpu_seconds()
-                    started_workers += after > before
+                    wall, _, workers = _timed_audit(mechanism, d, d_prime, samples, run_index, w)
+                    seconds[w].append(wall)
+                    started_workers += workers > 0
             one, two = float(np.median(seconds[1])), float(np.median(seconds[2]))
             lines.append(f"| {name} | {one:.2f} | {two:.2f} | {one / two:.2f}x | {started_workers} of {runs} |")
             print(lines[-1], flush=True)
