@@ -121,12 +121,11 @@ class ProcessBackend:
     run here. Only what the task returns comes back (counts, for certification). The block seeds itself, so the numbers
     are the same wherever it runs.
 
-    Once worker processes start, this process (until the backend closes) and every worker process run their BLAS/OpenMP
-    pools with one thread
+    Once worker processes start, this process runs its BLAS/OpenMP pools with one thread until the backend closes
     (``threads.py``): ``workers`` processes on ``workers`` cores leave no core for a second thread, and a fork shuts
-    OpenBLAS's threads down (its ``pthread_atfork`` handler), so every later change of its thread count back up
-    (leaving the witness search's one-thread block) starts new threads that spin on the core a worker needs: measured
-    at 0.07-0.10 CPU seconds per audit, a fifth of a 10^7-sample Laplace audit's total, before this limit."""
+    OpenBLAS's threads down (its ``pthread_atfork`` handler), so every later change of its thread count (leaving the
+    witness search's one-thread block) started new threads that spun on the core a worker needed: 0.07-0.10 CPU
+    seconds per 10^7-sample Laplace audit before this limit. The workers keep their counts (``_start_worker``)."""
 
     def __init__(self, workers: int, progress: Progress | None = None) -> None:
         self.workers = workers

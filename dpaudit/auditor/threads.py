@@ -5,7 +5,7 @@ rows by tens of columns, hundreds of times) and histogram gradient boosting. At 
 OpenMP thread costs more in hand-offs than it computes, and on a machine shared with other jobs its spinning
 threads wait for cores: the gate's logistic fits took 2.8 s with OpenBLAS's default two threads and 0.7 s with
 one on the same two-core machine (12.8 s against 1.5 s under load). One thread also makes the search's floating
-point independent of the thread count the machine picks. The mechanism's own sampling is not limited, except where
+point independent of the thread count the machine picks. The mechanism's own sampling is not limited, except in
 this process while an audit's worker processes run (one process per core; ``backends.ProcessBackend``).
 """
 
@@ -63,4 +63,3 @@ def one_numeric_thread() -> Iterator[None]:
                 yield
     finally:
         _depth[0] -= 1
-
